@@ -1,0 +1,126 @@
+"""rxagent: tool-using LLM agents whose runs are typed, observable, hookable event streams.
+
+Example:
+    ```python
+    from rxagent import ReActAgent
+    from rxagent.testing import ScriptedModel
+
+    agent = ReActAgent("hello", "Be friendly.", ScriptedModel(["Hi there!"]))
+    assert agent.call_sync("hello").text == "Hi there!"
+    ```
+"""
+
+from rxagent.agent import AgentError as AgentError
+from rxagent.agent import AgentInput as AgentInput
+from rxagent.agent import AgentResult as AgentResult
+from rxagent.agent import FinalAnswerMarker as FinalAnswerMarker
+from rxagent.agent import MaxSteps as MaxSteps
+from rxagent.agent import ReActAgent as ReActAgent
+from rxagent.agent import RunContext as RunContext
+from rxagent.agent import StopCondition as StopCondition
+from rxagent.agent import StopReason as StopReason
+from rxagent.agent import current_run as current_run
+from rxagent.agent import final_answer_marker as final_answer_marker
+from rxagent.agent import max_steps as max_steps
+from rxagent.errors import ErrorCode as ErrorCode
+from rxagent.errors import HookContractError as HookContractError
+from rxagent.errors import Reject as Reject
+from rxagent.errors import RxAgentError as RxAgentError
+from rxagent.errors import SessionBusyError as SessionBusyError
+from rxagent.events import EVENT_ADAPTER as EVENT_ADAPTER
+from rxagent.events import ActingChunkEvent as ActingChunkEvent
+from rxagent.events import AgentEvent as AgentEvent
+from rxagent.events import BaseEvent as BaseEvent
+from rxagent.events import CustomEvent as CustomEvent
+from rxagent.events import ErrorEvent as ErrorEvent
+from rxagent.events import InterruptedEvent as InterruptedEvent
+from rxagent.events import PostActingEvent as PostActingEvent
+from rxagent.events import PostCallEvent as PostCallEvent
+from rxagent.events import PostReasoningEvent as PostReasoningEvent
+from rxagent.events import PreActingEvent as PreActingEvent
+from rxagent.events import PreCallEvent as PreCallEvent
+from rxagent.events import PreReasoningEvent as PreReasoningEvent
+from rxagent.events import ReasoningChunkEvent as ReasoningChunkEvent
+from rxagent.events import RetryEvent as RetryEvent
+from rxagent.hooks import BaseHook as BaseHook
+from rxagent.hooks import Hook as Hook
+from rxagent.hooks import HookChain as HookChain
+from rxagent.hooks import hook as hook
+from rxagent.messages import Block as Block
+from rxagent.messages import ImageBlock as ImageBlock
+from rxagent.messages import Msg as Msg
+from rxagent.messages import TextBlock as TextBlock
+from rxagent.messages import ThinkingBlock as ThinkingBlock
+from rxagent.messages import ToolResultBlock as ToolResultBlock
+from rxagent.messages import ToolUseBlock as ToolUseBlock
+from rxagent.models import ChatModel as ChatModel
+from rxagent.models import ModelDelta as ModelDelta
+from rxagent.models import ModelOptions as ModelOptions
+from rxagent.models import ToolSchema as ToolSchema
+from rxagent.models import Usage as Usage
+from rxagent.state import AgentState as AgentState
+from rxagent.state import InMemoryStore as InMemoryStore
+from rxagent.state import SessionStore as SessionStore
+from rxagent.tools import Tool as Tool
+from rxagent.tools import Toolkit as Toolkit
+from rxagent.tools import tool as tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EVENT_ADAPTER",
+    "ActingChunkEvent",
+    "AgentError",
+    "AgentEvent",
+    "AgentInput",
+    "AgentResult",
+    "AgentState",
+    "BaseEvent",
+    "BaseHook",
+    "Block",
+    "ChatModel",
+    "CustomEvent",
+    "ErrorCode",
+    "ErrorEvent",
+    "FinalAnswerMarker",
+    "Hook",
+    "HookChain",
+    "HookContractError",
+    "ImageBlock",
+    "InMemoryStore",
+    "InterruptedEvent",
+    "MaxSteps",
+    "ModelDelta",
+    "ModelOptions",
+    "Msg",
+    "PostActingEvent",
+    "PostCallEvent",
+    "PostReasoningEvent",
+    "PreActingEvent",
+    "PreCallEvent",
+    "PreReasoningEvent",
+    "ReActAgent",
+    "ReasoningChunkEvent",
+    "Reject",
+    "RetryEvent",
+    "RunContext",
+    "RxAgentError",
+    "SessionBusyError",
+    "SessionStore",
+    "StopCondition",
+    "StopReason",
+    "TextBlock",
+    "ThinkingBlock",
+    "Tool",
+    "ToolResultBlock",
+    "ToolSchema",
+    "ToolUseBlock",
+    "Toolkit",
+    "Usage",
+    "__version__",
+    "current_run",
+    "final_answer_marker",
+    "hook",
+    "max_steps",
+    "tool",
+]

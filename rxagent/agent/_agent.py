@@ -1,0 +1,570 @@
+"""`ReActAgent`: the facade over the Rx loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias
+
+from reactivex import Observable
+
+from rxagent.agent._loop import Run, run_observable
+from rxagent.agent.conditions import MaxSteps, StopCondition
+from rxagent.agent.context import RunContext
+from rxagent.errors import ConfigurationError, InvalidInputError, SessionBusyError
+from rxagent.events import BaseEvent, PostCallEvent
+from rxagent.hooks import HookChain
+from rxagent.messages import Msg
+from rxagent.models.base import ChatModel, ModelOptions
+from rxagent.result import AgentResult
+from rxagent.state import AgentState, InMemoryStore, SessionStore, migrate_state
+from rxagent.tools import Tool, Toolkit
+
+__all__ = ["AgentInput", "ReActAgent", "SystemPrompt"]
+
+AgentInput: TypeAlias = str | Msg | Sequence[Msg] | None
+"""What a run takes: a user text, a message, messages to append, or None (continue)."""
+
+SystemPrompt: TypeAlias = str | Callable[[RunContext], str | Awaitable[str]]
+"""A system prompt, or a function of the run context evaluated at the start of each run."""
+
+Deps: TypeAlias = Sequence[object] | Mapping[type[Any], object] | None
+
+_DEFAULT_EVENT_BUFFER: Final = 256
+
+
+def coerce_input(msg: object) -> tuple[Msg, ...]:
+    """Return a run input as messages.
+
+    Raises:
+        InvalidInputError: When `msg` is not a str, a Msg, a list of Msg, or None.
+    """
+    if msg is None:
+        return ()
+    if isinstance(msg, str):
+        return (Msg.user(msg),)
+    if isinstance(msg, Msg):
+        return (msg,)
+    if isinstance(msg, list | tuple):
+        bad = [type(m).__name__ for m in msg if not isinstance(m, Msg)]
+        if not bad:
+            return tuple(msg)
+        raise InvalidInputError(
+            f"a run input list must hold only Msg objects, found {', '.join(sorted(set(bad)))}; "
+            "wrap text in Msg.user(...)"
+        )
+    raise InvalidInputError(
+        f"a run input must be a str, a Msg or a list of Msg, not {type(msg).__name__}; "
+        "pass the user's text as a str or build Msg.user(...)"
+    )
+
+
+def _coerce_deps(deps: Deps) -> dict[type[Any], object]:
+    if deps is None:
+        return {}
+    if isinstance(deps, Mapping):
+        return dict(deps)
+    if isinstance(deps, str | bytes) or not isinstance(deps, Sequence):
+        raise ConfigurationError(
+            f"deps must be a list of objects (injected by type) or a {{type: object}} mapping, "
+            f"not {type(deps).__name__}"
+        )
+    return {type(d): d for d in deps}
+
+
+def _resolve_model(model: ChatModel | str | None, field: str = "model") -> ChatModel:
+    if isinstance(model, str):
+        try:
+            from rxagent.models import resolve  # type: ignore[attr-defined]
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"{field}={model!r}: model strings need the provider registry "
+                "(rxagent.models.resolve), which this build does not include; pass a ChatModel "
+                "object such as rxagent.testing.ScriptedModel([...])"
+            ) from exc
+        resolved: ChatModel = resolve(model)
+        return resolved
+    if isinstance(model, ChatModel):
+        return model
+    raise ConfigurationError(
+        f"{field} must be a ChatModel (an object with name, context_window and stream()) or a "
+        f"'provider:model' string, not {type(model).__name__}"
+    )
+
+
+class _LoopThread:
+    """A private event loop on a daemon thread, for `call_sync()` inside a running loop."""
+
+    _lock: Final = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name="rxagent-call-sync", daemon=True
+                ).start()
+                cls._loop = loop
+            return cls._loop
+
+
+class ReActAgent:
+    """A tool-using agent whose runs are typed event streams.
+
+    Args:
+        name: The agent's name (in events, and the key of its sessions in stores).
+        sys_prompt: The system prompt, or a function of the `RunContext` evaluated per run.
+        model: A `ChatModel`, or a `"provider:model"` string.
+        tools: Tools: functions (made tools with `@tool` rules), `Tool`s or a `Toolkit`.
+        hooks: Hooks, in registration order.
+        max_iters: The most reasoning steps; shorthand for `stop_when=[max_steps(max_iters)]`.
+        max_tool_calls: The most tool calls per run; then tools are withdrawn.
+        parallel_tool_calls: Run the tool calls of one response concurrently.
+        tool_timeout: Default seconds per tool call (a tool's own `timeout` wins).
+        max_concurrent_runs: The most runs of this agent at once; more wait.
+        stop_when: Stop conditions checked after each step.
+        store: Where sessions live (in memory by default).
+        request_timeout: Seconds a whole run may take (None: no limit).
+        options: Default `ModelOptions` for every request.
+        interrupt_tools: On interrupt, `"cancel"` running tools or `"wait"` for them.
+        lease_ttl_s: Seconds a run's session lease lives without renewal.
+
+    Example:
+        ```python
+        from rxagent import ReActAgent, tool
+        from rxagent.testing import ScriptedModel, tool_call
+
+
+        @tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two numbers.
+
+            Args:
+                a: The first number.
+                b: The second number.
+            \"\"\"
+            return a + b
+
+
+        model = ScriptedModel([tool_call("add", a=2, b=3), "2 + 3 = 5"])
+        agent = ReActAgent("calc", "You add numbers.", model, tools=[add])
+        result = agent.call_sync("What is 2 + 3?")
+        assert result.text == "2 + 3 = 5" and result.tools_used == ("add",)
+        ```
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sys_prompt: SystemPrompt = "",
+        model: ChatModel | str | None = None,
+        *,
+        tools: Iterable[Tool | Callable[..., Any]] | Toolkit = (),
+        hooks: Iterable[object] = (),
+        max_iters: int = 10,
+        max_tool_calls: int | None = None,
+        parallel_tool_calls: bool = True,
+        tool_timeout: float | None = None,
+        max_concurrent_runs: int | None = None,
+        stop_when: Iterable[StopCondition | Callable[[RunContext], bool]] = (),
+        store: SessionStore | None = None,
+        request_timeout: float | None = 120.0,
+        options: ModelOptions | None = None,
+        interrupt_tools: Literal["cancel", "wait"] = "cancel",
+        lease_ttl_s: float = 30.0,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError("ReActAgent needs a non-empty str name, e.g. ReActAgent('helper', ...)")
+        if not (isinstance(sys_prompt, str) or callable(sys_prompt)):
+            raise ConfigurationError(
+                "sys_prompt must be a str or a function of the RunContext returning a str"
+            )
+        _check_limit("max_iters", max_iters, optional=False)
+        _check_limit("max_tool_calls", max_tool_calls, optional=True, minimum=0)
+        _check_limit("max_concurrent_runs", max_concurrent_runs, optional=True)
+        if interrupt_tools not in ("cancel", "wait"):
+            raise ConfigurationError("interrupt_tools must be 'cancel' or 'wait'")
+        self.name = name
+        self.sys_prompt = sys_prompt
+        self.model = _resolve_model(model)
+        self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
+        self.hooks = HookChain(hooks)
+        conditions = list(stop_when)
+        if not any(isinstance(c, MaxSteps) for c in conditions):
+            conditions.append(MaxSteps(max_iters))
+        for condition in conditions:
+            if not callable(condition):
+                raise ConfigurationError(f"stop_when items must be callables of the RunContext, got {condition!r}")
+        self.stop_when: tuple[StopCondition | Callable[[RunContext], bool], ...] = tuple(conditions)
+        self.max_iters = max_iters
+        self.max_tool_calls = max_tool_calls
+        self.parallel_tool_calls = parallel_tool_calls
+        self.tool_timeout = tool_timeout
+        self.max_concurrent_runs = max_concurrent_runs
+        self.store: SessionStore = store if store is not None else InMemoryStore()
+        self.request_timeout = request_timeout
+        self.options = options or ModelOptions()
+        self.interrupt_tools = interrupt_tools
+        self.lease_ttl_s = lease_ttl_s
+        self._tails: dict[str, Run] = {}
+        self._running: dict[str, Run] = {}
+        self._previous: weakref.WeakKeyDictionary[Run, Run] = weakref.WeakKeyDictionary()
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def __repr__(self) -> str:
+        return f"<ReActAgent {self.name!r} model={self.model.name!r} tools={len(self.toolkit)}>"
+
+    # -- runs ------------------------------------------------------------------------------------
+
+    def stream(
+        self,
+        msg: AgentInput = None,
+        *,
+        session_id: str = "default",
+        model: ChatModel | str | None = None,
+        options: ModelOptions | None = None,
+        deps: Deps = None,
+        output_type: object | None = None,
+        queue: bool = False,
+    ) -> Observable[BaseEvent]:
+        """Return the run as a cold Observable: each subscription is one run.
+
+        Subscribe on the event loop's thread. Disposing the subscription cancels the run. Bad
+        input and a busy session arrive as `on_error` at subscribe; a failing run arrives as an
+        `ErrorEvent` and a failed `PostCallEvent`, then `on_completed`.
+
+        Example:
+            ```python
+            import asyncio
+            from reactivex import operators as ops
+            from rxagent import ReActAgent
+            from rxagent.testing import ScriptedModel
+
+            async def main() -> list[str]:
+                agent = ReActAgent("a", "", ScriptedModel(["Hello there"], chunk_size=5))
+                done = asyncio.get_running_loop().create_future()
+                kinds: list[str] = []
+                agent.stream("hi").pipe(ops.map(lambda e: e.type)).subscribe(
+                    on_next=kinds.append, on_completed=lambda: done.set_result(kinds))
+                return await done
+
+            kinds = asyncio.run(main())
+            assert kinds[0] == "pre_call" and kinds[-1] == "post_call"
+            assert kinds.count("reasoning_chunk") == 3
+            ```
+        """
+        return run_observable(
+            lambda: self._new_run(msg, session_id, model, options, deps, output_type, queue, None)
+        )
+
+    def events(
+        self,
+        msg: AgentInput = None,
+        *,
+        session_id: str = "default",
+        model: ChatModel | str | None = None,
+        options: ModelOptions | None = None,
+        deps: Deps = None,
+        output_type: object | None = None,
+        queue: bool = False,
+        buffer: int = _DEFAULT_EVENT_BUFFER,
+    ) -> AsyncIterator[BaseEvent]:
+        """Return the run as an async iterator of events, read from a bounded buffer.
+
+        A slow consumer slows the run. Leaving the loop early (`break`, an exception) cancels
+        the run. A busy session raises `SessionBusyError` when iteration starts.
+
+        Raises:
+            InvalidInputError: At once, for an input that is not str / Msg / list of Msg.
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import PostCallEvent, ReActAgent
+            from rxagent.testing import ScriptedModel
+
+            async def main() -> str:
+                agent = ReActAgent("a", "", ScriptedModel(["Hello!"]))
+                async for event in agent.events("hi"):
+                    if isinstance(event, PostCallEvent):
+                        return event.reply.text
+                return ""
+
+            assert asyncio.run(main()) == "Hello!"
+            ```
+        """
+        coerce_input(msg)
+        if buffer < 1:
+            raise ConfigurationError("events(buffer=...) must be at least 1")
+        return self._iterate(msg, session_id, model, options, deps, output_type, queue, buffer)
+
+    async def _iterate(
+        self,
+        msg: AgentInput,
+        session_id: str,
+        model: ChatModel | str | None,
+        options: ModelOptions | None,
+        deps: Deps,
+        output_type: object | None,
+        queue: bool,
+        size: int,
+    ) -> AsyncIterator[BaseEvent]:
+        items: deque[BaseEvent] = deque()
+        signal = asyncio.Event()
+        gate = asyncio.Event()
+        gate.set()
+        failure: list[BaseException] = []
+        finished: list[bool] = []
+
+        def on_next(event: BaseEvent) -> None:
+            items.append(event)
+            if len(items) >= size:
+                gate.clear()
+            signal.set()
+
+        def on_error(exc: Exception) -> None:
+            failure.append(exc)
+            signal.set()
+
+        def on_completed() -> None:
+            finished.append(True)
+            signal.set()
+
+        observable = run_observable(
+            lambda: self._new_run(msg, session_id, model, options, deps, output_type, queue, gate)
+        )
+        subscription = observable.subscribe(on_next, on_error, on_completed)
+        try:
+            while True:
+                while items:
+                    event = items.popleft()
+                    if not gate.is_set() and len(items) < size:
+                        gate.set()
+                    yield event
+                if failure:
+                    raise failure[0]
+                if finished:
+                    return
+                signal.clear()
+                if not (items or failure or finished):
+                    await signal.wait()
+        finally:
+            subscription.dispose()
+
+    async def call(
+        self,
+        msg: AgentInput = None,
+        *,
+        session_id: str = "default",
+        model: ChatModel | str | None = None,
+        options: ModelOptions | None = None,
+        deps: Deps = None,
+        output_type: object | None = None,
+        queue: bool = False,
+    ) -> AgentResult[Any]:
+        """Run to the end and return the `AgentResult` (failures are in `result.error`).
+
+        Raises:
+            InvalidInputError: For an input that is not str / Msg / list of Msg.
+            SessionBusyError: When the session already has a run (and `queue` is False).
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[AgentResult[Any]] = loop.create_future()
+        last: list[AgentResult[Any]] = []
+
+        def on_next(event: BaseEvent) -> None:
+            if type(event) is PostCallEvent:
+                last.append(event.result)
+
+        def on_error(exc: Exception) -> None:
+            if not done.done():
+                done.set_exception(exc)
+
+        def on_completed() -> None:
+            if not done.done():
+                if last:
+                    done.set_result(last[-1])
+                else:  # pragma: no cover - the loop always ends with PostCall
+                    done.set_exception(RuntimeError("the run ended without a PostCallEvent"))
+
+        observable = run_observable(
+            lambda: self._new_run(msg, session_id, model, options, deps, output_type, queue, None)
+        )
+        subscription = observable.subscribe(on_next, on_error, on_completed)
+        try:
+            return await done
+        finally:
+            subscription.dispose()
+
+    def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:
+        """Blocking `call()` for scripts; inside a running loop (Jupyter) it uses a private loop thread.
+
+        Example:
+            ```python
+            from rxagent import ReActAgent
+            from rxagent.testing import ScriptedModel
+
+            agent = ReActAgent("a", "", ScriptedModel(["Hi!"]))
+            assert agent.call_sync("hello").text == "Hi!"
+            ```
+        """
+        coro = self.call(msg, **kwargs)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro)
+        future = asyncio.run_coroutine_threadsafe(coro, _LoopThread.get())
+        return future.result()
+
+    def interrupt(self, session_id: str = "default", msg: str | Msg | None = None) -> bool:
+        """Ask the session's running run to stop at its next checkpoint.
+
+        Running tools are cancelled (or awaited, with `interrupt_tools="wait"`), a streaming model
+        call stops, every tool call gets a result, and state is saved. `msg` becomes the reply.
+
+        Returns:
+            False when the session has no active run.
+        """
+        run = self._running.get(session_id)
+        if run is None:
+            return False
+        reason = Msg.assistant(msg) if isinstance(msg, str) else msg
+        if run.ctx.loop is _running_loop():
+            return run.request_interrupt(reason)
+        run.ctx.loop.call_soon_threadsafe(run.request_interrupt, reason)
+        return True
+
+    def is_running(self, session_id: str = "default") -> bool:
+        """True while the session has a run in progress."""
+        return session_id in self._running
+
+    # -- state -----------------------------------------------------------------------------------
+
+    async def state_dict(self, session_id: str = "default") -> dict[str, Any]:
+        """Return the session's state as JSON-ready data (an empty state for a new session).
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import ReActAgent
+            from rxagent.testing import ScriptedModel
+
+            async def main() -> None:
+                a = ReActAgent("a", "", ScriptedModel(["one", "two"]))
+                await a.call("first")
+                saved = await a.state_dict()
+                b = ReActAgent("a", "", ScriptedModel(["two"]))
+                await b.load_state_dict(saved)
+                assert (await b.call("second")).text == "two"
+                assert len((await b.state_dict())["memory"]) == 4
+
+            asyncio.run(main())
+            ```
+        """
+        stored = await self.store.load(self.name, session_id)
+        state = stored.state if stored is not None else AgentState()
+        return state.model_dump(mode="json")
+
+    async def load_state_dict(
+        self, state: Mapping[str, Any] | AgentState, session_id: str = "default"
+    ) -> None:
+        """Replace the session's state with `state` (older schema versions are migrated).
+
+        Raises:
+            StateVersionError: When the state comes from a newer rxagent.
+            SessionBusyError: When the session has a run in progress.
+        """
+        if session_id in self._tails:
+            raise SessionBusyError(self.name, session_id)
+        data = state if isinstance(state, AgentState) else dict(state)
+        await self.store.save(self.name, session_id, migrate_state(data))
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _new_run(
+        self,
+        msg: AgentInput,
+        session_id: str,
+        model: ChatModel | str | None,
+        options: ModelOptions | None,
+        deps: Deps,
+        output_type: object | None,
+        queue: bool,
+        gate: asyncio.Event | None,
+    ) -> Run:
+        inputs = coerce_input(msg)
+        if not isinstance(session_id, str) or not session_id:
+            raise ConfigurationError("session_id must be a non-empty str")
+        loop = _running_loop()
+        if loop is None:
+            raise ConfigurationError(
+                "subscribe to agent.stream(...) on the event loop's thread (inside a coroutine); "
+                "use agent.call_sync(...) from synchronous code"
+            )
+        tail = self._tails.get(session_id)
+        if tail is not None and not queue:
+            raise SessionBusyError(self.name, session_id)
+        ctx = RunContext(
+            agent=self.name,
+            session_id=session_id,
+            model=self.model if model is None else _resolve_model(model),
+            options=self.options.merged(options),
+            deps=_coerce_deps(deps),
+            output_type=output_type,
+            path=(self.name,),
+            loop=loop,
+        )
+        run = Run(self, ctx, inputs, gate=gate, queue=queue)
+        if tail is not None:
+            self._previous[run] = tail
+        self._tails[session_id] = run
+        return run
+
+    async def _acquire_slot(self, run: Run) -> None:
+        previous = self._previous.pop(run, None)
+        if previous is not None:
+            await asyncio.shield(previous.done)
+        if self.max_concurrent_runs is not None:
+            semaphore = self._slots.get(run.ctx.loop)
+            if semaphore is None:
+                semaphore = self._slots[run.ctx.loop] = asyncio.Semaphore(self.max_concurrent_runs)
+            await semaphore.acquire()
+            run.holds_slot = True
+        self._running[run.ctx.session_id] = run
+
+    def _end_run(self, run: Run) -> None:
+        session_id = run.ctx.session_id
+        if self._running.get(session_id) is run:
+            del self._running[session_id]
+        if self._tails.get(session_id) is run:
+            del self._tails[session_id]
+        if run.holds_slot:
+            run.holds_slot = False
+            self._slots[run.ctx.loop].release()
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _check_limit(name: str, value: object, *, optional: bool, minimum: int = 1) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")
+

@@ -1,0 +1,237 @@
+"""`RunContext`: everything about one run, and `current_run()` to reach it from hooks and tools."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from rxagent.errors import NoActiveRunError
+from rxagent.events import BaseEvent
+from rxagent.messages import Msg, new_id
+from rxagent.models.base import ChatModel, ModelOptions, Usage
+
+if TYPE_CHECKING:
+    from rxagent.state import AgentState
+
+__all__ = ["RunContext", "current_run"]
+
+T = TypeVar("T")
+EventT = TypeVar("EventT", bound=BaseEvent)
+
+_CURRENT: Final[contextvars.ContextVar[RunContext | None]] = contextvars.ContextVar(
+    "rxagent_current_run", default=None
+)
+
+
+_TEMPLATES: dict[type[BaseEvent], dict[str, Any]] = {}
+_COMMON_FIELDS: Final = frozenset(BaseEvent.model_fields) - {"type"}
+
+
+def _defaults(event_type: type[BaseEvent]) -> dict[str, Any]:
+    """The plain defaults of an event type's own fields (factories are left to the caller)."""
+    return {
+        name: info.default
+        for name, info in event_type.model_fields.items()
+        if name not in _COMMON_FIELDS and info.default_factory is None and not info.is_required()
+    }
+
+
+def current_run() -> RunContext:
+    """Return the run that is executing the calling hook, tool or model.
+
+    Raises:
+        NoActiveRunError: Outside a run.
+
+    Example:
+        ```python
+        from rxagent import CustomEvent, current_run, tool
+
+
+        @tool
+        def lookup(key: str) -> str:
+            \"\"\"Look a key up.
+
+            Args:
+                key: The key.
+            \"\"\"
+            current_run().emit(CustomEvent, name="lookup", data={"key": key})
+            return key.upper()
+        ```
+    """
+    run = _CURRENT.get()
+    if run is None:
+        raise NoActiveRunError(
+            "current_run() was called outside a run; call it from a hook, a tool or a model "
+            "while an agent run is executing"
+        )
+    return run
+
+
+class RunContext:
+    """The state of one run: who, which session, which step, what it used so far.
+
+    Hooks and tools reach it with `rxagent.current_run()`; a tool can also take it as a
+    parameter annotated `RunContext`. Attributes are read-only for users, except `extra`, which
+    is saved with the session.
+
+    Attributes:
+        agent: The agent's name.
+        session_id: The session.
+        run_id: This run's id.
+        path: Agent names from the outermost agent to this one.
+        model: The model this run calls.
+        options: The run's base `ModelOptions`.
+        deps: Objects injected into tools by type.
+        output_type: The requested structured output type, if any.
+        step: The current ReAct iteration (from 0).
+        usage: Usage of this run so far.
+        tools_used: Names of the tools called so far.
+        started_at: `time.perf_counter()` at the start.
+    """
+
+    def __init__(
+        self,
+        *,
+        agent: str,
+        session_id: str,
+        model: ChatModel,
+        options: ModelOptions,
+        deps: Mapping[type[Any], object],
+        output_type: object | None,
+        path: tuple[str, ...],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.agent = agent
+        self.session_id = session_id
+        self.run_id = new_id()
+        self.path = path
+        self.model = model
+        self.options = options
+        self.deps: Mapping[type[Any], object] = deps
+        self.output_type = output_type
+        self.step = 0
+        self.usage = Usage()
+        self.tools_used: list[str] = []
+        self.started_at = time.perf_counter()
+        self.loop = loop
+        self._memory: list[Msg] = []
+        self._state: AgentState | None = None
+        self._extra: dict[str, Any] = {}
+        self._seq = 0
+        self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
+        self._wake: asyncio.Event | None = None
+        self._loop_thread = threading.get_ident()
+        self._interrupt_requested = False
+        self._interrupt_reason: Msg | None = None
+        self._timed_out = False
+        self.last_response: Msg | None = None
+
+    # -- read-only views -----------------------------------------------------------------------
+
+    @property
+    def memory(self) -> tuple[Msg, ...]:
+        """The session's conversation as it stands (without the system prompt)."""
+        return tuple(self._memory)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Hooks' own JSON state, saved with the session (`AgentState.extra`)."""
+        return self._extra
+
+    @property
+    def interrupted(self) -> bool:
+        """True once the run has been asked to stop (interrupt or timeout)."""
+        return self._interrupt_requested
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the run started."""
+        return time.perf_counter() - self.started_at
+
+    def dep(self, kind: type[T]) -> T:
+        """Return the injected dependency of type `kind` (or a subclass).
+
+        Raises:
+            LookupError: When no such dependency was passed with `deps=`.
+        """
+        found = self.deps.get(kind)
+        if found is None:
+            found = next((v for v in self.deps.values() if isinstance(v, kind)), None)
+        if found is None:
+            raise LookupError(
+                f"no dependency of type {kind.__name__} in this run; pass it with "
+                f"agent.call(..., deps=[{kind.__name__}(...)])"
+            )
+        return found  # type: ignore[return-value]
+
+    # -- emitting --------------------------------------------------------------------------------
+
+    def emit(self, event_type: type[BaseEvent], **payload: Any) -> None:
+        """Emit an event of your own into this run's stream.
+
+        The framework fills the common fields (`run_id`, `seq`, ...). The event is delivered
+        after the event being dispatched now (if any), in emission order, and it goes through
+        hooks like any other event. Safe to call from a tool running in a worker thread.
+
+        Example:
+            ```python
+            from rxagent import CustomEvent, PostActingEvent, current_run, hook
+
+
+            @hook(PostActingEvent)
+            def audit(event: PostActingEvent) -> None:
+                current_run().emit(CustomEvent, name="audit", data=event.tool_call.name)
+            ```
+        """
+        if not (isinstance(event_type, type) and issubclass(event_type, BaseEvent)):
+            raise TypeError(f"emit() takes an event class, got {event_type!r}")
+        if threading.get_ident() != self._loop_thread:
+            self.loop.call_soon_threadsafe(self._enqueue, event_type, payload)
+        else:
+            self._enqueue(event_type, payload)
+
+    def _enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
+        self._pending.append((event_type, payload))
+        if self._wake is not None:
+            self._wake.set()
+
+    def _common(self, step: int | None = None) -> dict[str, Any]:
+        """The common fields for the next event (assigns its `seq`)."""
+        seq = self._seq
+        self._seq = seq + 1
+        return {
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "path": self.path,
+            "step": self.step if step is None else step,
+            "seq": seq,
+            "timestamp": time.time(),
+            "modified_by": (),
+        }
+
+    def _make(self, event_type: type[EventT], **payload: Any) -> EventT:
+        """Build an event from trusted values without validation (the hot path)."""
+        fields = self._common()
+        template = _TEMPLATES.get(event_type)
+        if template is None:
+            template = _TEMPLATES[event_type] = _defaults(event_type)
+        fields.update(template)
+        fields.update(payload)
+        return event_type._construct(fields)
+
+    def _make_validated(self, event_type: type[EventT], payload: dict[str, Any]) -> EventT:
+        fields = self._common()
+        fields.update(payload)
+        return event_type.model_validate(fields)
+
+    def __repr__(self) -> str:
+        return (
+            f"<RunContext agent={self.agent!r} session={self.session_id!r} "
+            f"run={self.run_id[:8]} step={self.step}>"
+        )

@@ -1,0 +1,334 @@
+"""The typed events of a run.
+
+Every event is a frozen pydantic model discriminated by `type`, with the common fields `run_id`,
+`session_id`, `agent`, `path`, `step`, `seq`, `timestamp` and `modified_by`. `EVENT_ADAPTER`
+serializes and parses any of them.
+
+| event | modifiable fields |
+|---|---|
+| `PreCallEvent` | none (hooks may `raise Reject`) |
+| `PreReasoningEvent` | `messages`, `tools`, `options` |
+| `ReasoningChunkEvent` | none |
+| `PostReasoningEvent` | `response`, `stop` |
+| `PreActingEvent` | `tool_call` (its `input` only) |
+| `ActingChunkEvent` | none |
+| `PostActingEvent` | `result`, `stop` |
+| `PostCallEvent` | `reply` |
+| `ErrorEvent` | none |
+
+Example:
+    ```python
+    from rxagent import EVENT_ADAPTER, Msg, PreCallEvent
+
+    ev = PreCallEvent(input=[Msg.user("hi")], agent="demo", seq=0)
+    again = EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(ev))
+    assert again == ev and isinstance(again.input, tuple)
+    ```
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
+
+from rxagent.errors import ErrorCode, HookContractError
+from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
+from rxagent.models.base import ModelOptions, TextDelta, ThinkingDelta, ToolCallDelta, ToolSchema
+from rxagent.models.base import Usage as Usage
+from rxagent.result import AgentResult
+
+__all__ = [
+    "EVENT_ADAPTER",
+    "EVENT_TYPES",
+    "ActingChunkEvent",
+    "AgentEvent",
+    "BaseEvent",
+    "ChunkDelta",
+    "CustomEvent",
+    "ErrorEvent",
+    "InterruptedEvent",
+    "PostActingEvent",
+    "PostCallEvent",
+    "PostReasoningEvent",
+    "PreActingEvent",
+    "PreCallEvent",
+    "PreReasoningEvent",
+    "ReasoningChunkEvent",
+    "RetryEvent",
+]
+
+E = TypeVar("E", bound="BaseEvent")
+
+_new = object.__new__
+_set = object.__setattr__
+_ALL_FIELDS: dict[type[Any], frozenset[str]] = {}
+
+
+def _fields_of(cls: type[BaseModel]) -> frozenset[str]:
+    names = _ALL_FIELDS[cls] = frozenset(cls.model_fields)
+    return names
+
+
+class BaseEvent(BaseModel):
+    """Fields every event has. Subclass it (with a `type` literal) for your own events."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    MODIFIABLE: ClassVar[frozenset[str]] = frozenset()
+    """The fields hooks may change with `replace()`."""
+
+    type: str
+    """The discriminator: the event name in snake_case, without "event"."""
+    run_id: str = ""
+    """The run this event belongs to."""
+    session_id: str = ""
+    """The session the run belongs to."""
+    agent: str = ""
+    """The name of the agent that emitted it."""
+    path: tuple[str, ...] = ()
+    """Agent names from the outermost agent to this one (for nested agents)."""
+    step: int = 0
+    """The ReAct iteration, starting at 0."""
+    seq: int = 0
+    """Position in the run; strictly increasing in emission order."""
+    timestamp: float = Field(default_factory=time.time)
+    """When it was emitted (seconds since the epoch)."""
+    modified_by: tuple[str, ...] = ()
+    """Names of the hooks that returned a changed event, in order."""
+
+    @classmethod
+    def _construct(cls: type[E], fields: dict[str, Any]) -> E:
+        """Build an event from trusted, complete field values without validation (hot path)."""
+        event = _new(cls)
+        _set(event, "__dict__", fields)
+        _set(event, "__pydantic_fields_set__", set(_ALL_FIELDS.get(cls) or _fields_of(cls)))
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event
+
+    @classmethod
+    def is_modifiable(cls) -> bool:
+        """True when hooks may change this event type."""
+        return bool(cls.MODIFIABLE)
+
+    def replace(self: E, **changes: Any) -> E:
+        """Return a copy with the given modifiable fields changed (validated).
+
+        Raises:
+            HookContractError: When a field is not modifiable for this event type.
+
+        Example:
+            ```python
+            from rxagent import Msg, PreReasoningEvent
+
+            ev = PreReasoningEvent(messages=[Msg.user("hi")])
+            ev2 = ev.replace(messages=[Msg.system("Be brief."), *ev.messages])
+            assert len(ev2.messages) == 2 and len(ev.messages) == 1
+            ```
+        """
+        fixed = changes.keys() - self.MODIFIABLE
+        if fixed:
+            allowed = ", ".join(sorted(self.MODIFIABLE)) or "none: it is a notification"
+            field = sorted(fixed)[0]
+            raise HookContractError(
+                f"{type(self).__name__}.{field} cannot be changed by a hook; "
+                f"modifiable fields are: {allowed}",
+                field=field,
+            )
+        data = dict(self.__dict__)
+        data.update(changes)
+        return self.model_validate(data)
+
+
+class PreCallEvent(BaseEvent):
+    """The first event of a run: the new input. Hooks may `raise Reject` to refuse the run."""
+
+    type: Literal["pre_call"] = "pre_call"
+    input: tuple[Msg, ...]
+    """The messages this run adds to the session."""
+
+
+class PreReasoningEvent(BaseEvent):
+    """Before each model call. Hooks may change the request's messages, tools and options.
+
+    Changes apply to this request only; they never change memory.
+    """
+
+    MODIFIABLE: ClassVar[frozenset[str]] = frozenset({"messages", "tools", "options"})
+    type: Literal["pre_reasoning"] = "pre_reasoning"
+    messages: tuple[Msg, ...]
+    """The messages sent to the model (system prompt first)."""
+    tools: tuple[ToolSchema, ...] = ()
+    """The tools offered (empty once tools are withdrawn)."""
+    options: ModelOptions = Field(default_factory=ModelOptions)
+    """The generation options."""
+    model: str = ""
+    """The model's name."""
+
+
+ChunkDelta: TypeAlias = Annotated[
+    TextDelta | ThinkingDelta | ToolCallDelta, Discriminator("type")
+]
+"""The delta a `ReasoningChunkEvent` carries."""
+
+
+class ReasoningChunkEvent(BaseEvent):
+    """One streamed piece of the model's response."""
+
+    type: Literal["reasoning_chunk"] = "reasoning_chunk"
+    delta: ChunkDelta
+    """The piece: text, thinking or a tool-call fragment."""
+    index: int = 0
+    """The position of the block it belongs to in the response."""
+
+
+class PostReasoningEvent(BaseEvent):
+    """After each model call. Hooks may change the response, or set `stop` to end the run.
+
+    The (possibly changed) response is what memory stores and what the rest of the run sees.
+    """
+
+    MODIFIABLE: ClassVar[frozenset[str]] = frozenset({"response", "stop"})
+    type: Literal["post_reasoning"] = "post_reasoning"
+    response: Msg
+    """The assistant message."""
+    usage: Usage = Field(default_factory=Usage)
+    """What the call cost."""
+    stop: bool = False
+    """Set by a hook to end the run after this step (its tool calls are not run)."""
+
+
+class PreActingEvent(BaseEvent):
+    """Before each tool call. Hooks may change the call's `input` or `raise Reject`."""
+
+    MODIFIABLE: ClassVar[frozenset[str]] = frozenset({"tool_call"})
+    type: Literal["pre_acting"] = "pre_acting"
+    tool_call: ToolUseBlock
+    """The call; only its `input` may change."""
+
+
+class ActingChunkEvent(BaseEvent):
+    """Progress reported by a running tool."""
+
+    type: Literal["acting_chunk"] = "acting_chunk"
+    tool_call_id: str
+    """The call reporting progress."""
+    tool_name: str = ""
+    """The tool's name."""
+    chunk: Any = None
+    """The progress value (JSON-ready)."""
+
+
+class PostActingEvent(BaseEvent):
+    """After each tool call. Hooks may change the result, or set `stop` to end the run."""
+
+    MODIFIABLE: ClassVar[frozenset[str]] = frozenset({"result", "stop"})
+    type: Literal["post_acting"] = "post_acting"
+    tool_call: ToolUseBlock
+    """The call as executed."""
+    result: ToolResultBlock
+    """Its result; the changed result is what memory stores."""
+    stop: bool = False
+    """Set by a hook to end the run after this step."""
+    duration_ms: float = 0.0
+    """How long the tool ran."""
+
+
+class PostCallEvent(BaseEvent):
+    """The last event of a run, always, even on failure. Hooks may change the reply."""
+
+    MODIFIABLE: ClassVar[frozenset[str]] = frozenset({"reply"})
+    type: Literal["post_call"] = "post_call"
+    reply: Msg
+    """The final reply."""
+    result: AgentResult[Any]
+    """The run's result (its `reply` equals `reply`)."""
+
+
+class ErrorEvent(BaseEvent):
+    """A failure where it happens: model, tool, hook or guard."""
+
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    """What kind of failure."""
+    message: str
+    """What went wrong."""
+    source: str = "agent"
+    """`"model"`, `"tool:<name>"`, `"hook:<name>"`, `"guard:<stage>"` or `"agent"`."""
+    recoverable: bool = False
+    """True when the run goes on after it."""
+    exception: str | None = None
+    """The type name of the underlying exception."""
+
+
+class InterruptedEvent(BaseEvent):
+    """The run noticed an interrupt (or its `request_timeout`) at a checkpoint."""
+
+    type: Literal["interrupted"] = "interrupted"
+    checkpoint: Literal["before_reasoning", "chunk", "before_acting", "after_tool", "timeout"]
+    """Where it was noticed."""
+    reason: str = ""
+    """The interrupt message's text, if any."""
+
+
+class RetryEvent(BaseEvent):
+    """A model request is retried after a transient failure."""
+
+    type: Literal["retry"] = "retry"
+    attempt: int
+    """The attempt about to start (2 for the first retry)."""
+    delay_s: float
+    """The wait before it."""
+    code: ErrorCode
+    """The failure being retried."""
+    message: str = ""
+    """What failed."""
+
+
+class CustomEvent(BaseEvent):
+    """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
+
+    type: Literal["custom"] = "custom"
+    name: str
+    """What it is."""
+    data: Any = None
+    """Its JSON-ready payload."""
+
+
+AgentEvent: TypeAlias = Annotated[
+    PreCallEvent
+    | PreReasoningEvent
+    | ReasoningChunkEvent
+    | PostReasoningEvent
+    | PreActingEvent
+    | ActingChunkEvent
+    | PostActingEvent
+    | PostCallEvent
+    | ErrorEvent
+    | InterruptedEvent
+    | RetryEvent
+    | CustomEvent,
+    Discriminator("type"),
+]
+"""Any built-in event, discriminated by `type`."""
+
+EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+"""Serializes and parses every built-in event (`dump_json`, `validate_json`, `validate_python`)."""
+
+EVENT_TYPES: tuple[type[BaseEvent], ...] = (
+    PreCallEvent,
+    PreReasoningEvent,
+    ReasoningChunkEvent,
+    PostReasoningEvent,
+    PreActingEvent,
+    ActingChunkEvent,
+    PostActingEvent,
+    PostCallEvent,
+    ErrorEvent,
+    InterruptedEvent,
+    RetryEvent,
+    CustomEvent,
+)
+"""Every built-in event class."""

@@ -1,0 +1,266 @@
+"""`HookChain`: ordering, dispatch, contract checks and isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from rxagent.errors import HookContractError, HookFailedError, Reject
+from rxagent.events import BaseEvent, PostActingEvent, PreActingEvent
+from rxagent.hooks._hook import FunctionHook, Hook, OnError, as_hook
+
+__all__ = ["HookChain", "HookInfo", "HookReporter", "order_hooks"]
+
+logger: Final = logging.getLogger("rxagent.hooks")
+
+E = TypeVar("E", bound=BaseEvent)
+
+HookReporter = Callable[[Hook, Exception], None]
+"""Called with an isolated hook's exception (the agent turns it into an `ErrorEvent`)."""
+
+
+def order_hooks(hooks: Iterable[Hook]) -> list[Hook]:
+    """Return `hooks` in run order: by priority, ties in registration order.
+
+    This is the whole ordering rule. `sorted` is stable, so sorting by priority alone keeps the
+    registration order of equal priorities.
+
+    Example:
+        ```python
+        from rxagent import hook
+        from rxagent.hooks import order_hooks
+
+        a, b, c = (hook(priority=p)(lambda e: None) for p in (50, 10, 50))
+        assert order_hooks([a, b, c]) == [b, a, c]
+        ```
+    """
+    return sorted(hooks, key=lambda h: h.priority)
+
+
+@dataclass(frozen=True, slots=True)
+class HookInfo:
+    """One entry of a resolved chain, as `HookChain.explain()` reports it."""
+
+    position: int
+    """Run order, from 0."""
+    name: str
+    """The hook's name."""
+    priority: int
+    """Its priority."""
+    on_error: OnError
+    """What its failure does."""
+    can_modify: bool
+    """True when the event type is modifiable, so this hook may change it."""
+
+    def __str__(self) -> str:
+        role = "modifies" if self.can_modify else "observes"
+        return f"{self.position}. {self.name} (priority {self.priority}, {role}, {self.on_error})"
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    hook: Hook
+    call: Callable[[Any], Any]
+    is_async: bool
+    name: str
+    propagate: bool
+
+
+def _entry(h: Hook) -> _Entry:
+    if isinstance(h, FunctionHook):
+        call: Callable[[Any], Any] = h.fn
+        is_async = h.is_async
+    else:
+        call = h.on_event
+        is_async = inspect.iscoroutinefunction(call)
+    return _Entry(h, call, is_async, h.name, h.on_error == "propagate")
+
+
+class HookChain:
+    """The hooks of one agent, kept in run order.
+
+    Example:
+        ```python
+        import asyncio
+        from rxagent import HookChain, Msg, PreReasoningEvent, hook
+
+
+        @hook(PreReasoningEvent, priority=10)
+        def add_rules(event: PreReasoningEvent) -> PreReasoningEvent:
+            return event.replace(messages=[*event.messages, Msg.system("Be brief.")])
+
+
+        chain = HookChain([add_rules])
+        out = asyncio.run(chain.dispatch(PreReasoningEvent(messages=[Msg.user("hi")])))
+        assert out.modified_by == ("add_rules",) and len(out.messages) == 2
+        ```
+    """
+
+    def __init__(self, hooks: Iterable[object] = ()) -> None:
+        self._hooks: list[Hook] = []
+        self._resolved: dict[type[BaseEvent], tuple[_Entry, ...]] = {}
+        for h in hooks:
+            self.add(h)
+
+    # -- registration ------------------------------------------------------------------------
+
+    def add(self, hook: object) -> Hook:
+        """Register a hook (validated now, not when called) and return it."""
+        checked = as_hook(hook)
+        self._hooks.append(checked)
+        self._resolved.clear()
+        return checked
+
+    def remove(self, hook: Hook) -> None:
+        """Unregister a hook.
+
+        Raises:
+            ValueError: When the hook is not registered.
+        """
+        self._hooks.remove(hook)
+        self._resolved.clear()
+
+    def replace_where(self, predicate: Callable[[Hook], bool], hook: object) -> Hook:
+        """Remove the hooks matching `predicate` and register `hook`."""
+        self._hooks = [h for h in self._hooks if not predicate(h)]
+        return self.add(hook)
+
+    def __iter__(self) -> Iterator[Hook]:
+        return iter(order_hooks(self._hooks))
+
+    def __len__(self) -> int:
+        return len(self._hooks)
+
+    def __contains__(self, hook: object) -> bool:
+        return any(h is hook for h in self._hooks)
+
+    def for_event(self, event_type: type[BaseEvent]) -> tuple[Hook, ...]:
+        """The hooks that see `event_type`, in run order."""
+        return tuple(e.hook for e in self._entries(event_type))
+
+    def explain(self, event_type: type[BaseEvent]) -> list[HookInfo]:
+        """Describe the resolved chain for `event_type`: who runs, in which order, doing what.
+
+        Example:
+            ```python
+            from rxagent import HookChain, PreReasoningEvent, hook
+
+            chain = HookChain([hook(PreReasoningEvent, priority=5, name="first")(lambda e: None)])
+            assert [i.name for i in chain.explain(PreReasoningEvent)] == ["first"]
+            ```
+        """
+        modifiable = event_type.is_modifiable()
+        return [
+            HookInfo(i, e.name, e.hook.priority, e.hook.on_error, modifiable)
+            for i, e in enumerate(self._entries(event_type))
+        ]
+
+    def _entries(self, event_type: type[BaseEvent]) -> tuple[_Entry, ...]:
+        entries = self._resolved.get(event_type)
+        if entries is None:
+            entries = tuple(
+                _entry(h)
+                for h in order_hooks(self._hooks)
+                if h.events is None or any(issubclass(event_type, t) for t in h.events)
+            )
+            self._resolved[event_type] = entries
+        return entries
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    async def dispatch(self, event: E, *, report: HookReporter | None = None) -> E:
+        """Run `event` through its hooks in order and return the final event.
+
+        For a modifiable event each hook receives the event the previous one returned, and each
+        hook that returns an event is recorded in `modified_by`. For a notification event the
+        hooks' return values are ignored.
+
+        Args:
+            event: The event.
+            report: Receives isolated hook failures; they are logged when it is None.
+
+        Raises:
+            Reject: A hook refused the event.
+            HookFailedError: A hook with `on_error="propagate"` failed.
+        """
+        entries = self._resolved.get(type(event))
+        if entries is None:
+            entries = self._entries(type(event))
+        if not entries:
+            return event
+        modifiable = bool(event.MODIFIABLE)
+        current = event
+        for entry in entries:
+            try:
+                result = entry.call(current)
+                if entry.is_async or (
+                    result is not None
+                    and not isinstance(result, BaseEvent)
+                    and inspect.isawaitable(result)
+                ):
+                    result = await result
+                if modifiable and result is not None and result is not current:
+                    current = _accept(current, result, entry.name)
+            except Reject as reject:
+                if reject.hook is None:
+                    reject.hook = entry.name
+                raise
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if entry.propagate:
+                    raise HookFailedError(entry.name, exc) from exc
+                if report is None:
+                    logger.exception("hook %r failed; the chain goes on", entry.name)
+                else:
+                    report(entry.hook, exc)
+        return current
+
+
+def _accept(current: E, result: object, hook_name: str) -> E:
+    """Check a hook's returned event against the contract and record the hook in it."""
+    cls = type(current)
+    if type(result) is not cls:
+        raise HookContractError(
+            f"hook {hook_name!r} returned {type(result).__name__} for a {cls.__name__}; "
+            f"return the same event type (use event.replace(...)) or None for no change",
+            hook=hook_name,
+        )
+    assert isinstance(result, cls)
+    old, new = current.__dict__, result.__dict__
+    for field, value in new.items():
+        if field in cls.MODIFIABLE or field == "modified_by":
+            continue
+        if value is not old[field] and value != old[field]:
+            raise HookContractError(
+                f"hook {hook_name!r} changed {cls.__name__}.{field}, which is fixed; "
+                f"only {', '.join(sorted(cls.MODIFIABLE))} may change (use event.replace(...))",
+                hook=hook_name,
+                field=field,
+            )
+    if isinstance(result, PreActingEvent):
+        before = old["tool_call"]
+        after = result.tool_call
+        for field in ("id", "name"):
+            if getattr(after, field) != getattr(before, field):
+                raise HookContractError(
+                    f"hook {hook_name!r} changed tool_call.{field}; a PreActing hook may change "
+                    "only tool_call.input (use event.replace(tool_call=call.model_copy("
+                    "update={'input': {...}})))",
+                    hook=hook_name,
+                    field=f"tool_call.{field}",
+                )
+    elif isinstance(result, PostActingEvent) and result.result.id != result.tool_call.id:
+        raise HookContractError(
+            f"hook {hook_name!r} returned a result for call {result.result.id!r} in the "
+            f"PostActing of call {result.tool_call.id!r}; keep result.id equal to tool_call.id",
+            hook=hook_name,
+            field="result.id",
+        )
+    fields = dict(new)
+    fields["modified_by"] = (*old["modified_by"], hook_name)
+    return cls._construct(fields)

@@ -1,0 +1,116 @@
+"""`AgentResult`, what a run returns, and `AgentError`, the failure it may carry."""
+
+from __future__ import annotations
+
+from typing import Generic, Literal, TypeAlias, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rxagent.errors import AgentRunError, ErrorCode, error_class_for
+from rxagent.messages import Msg
+from rxagent.models.base import Usage
+
+__all__ = ["AgentError", "AgentResult", "StopReason"]
+
+OutputT = TypeVar("OutputT")
+
+StopReason: TypeAlias = Literal[
+    "no_tool_calls",
+    "final_answer",
+    "max_iters",
+    "stop_condition",
+    "hook_stop",
+    "interrupted",
+    "approval_pending",
+    "error",
+]
+"""Why a run ended."""
+
+
+class AgentError(BaseModel):
+    """The failure of a run, as data (see `AgentResult.raise_for_error()` for the exception)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: ErrorCode
+    """What kind of failure."""
+    message: str
+    """What went wrong, and where possible how to fix it."""
+    source: str = "agent"
+    """Where it happened: `"model"`, `"tool:<name>"`, `"hook:<name>"`, `"guard:<stage>"`, ..."""
+    exception: str | None = None
+    """The type name of the underlying exception, when there was one."""
+
+    def to_exception(self) -> AgentRunError:
+        """Return the typed exception for this failure (not raised)."""
+        return error_class_for(self.code)(self.message, source=self.source)
+
+
+class AgentResult(BaseModel, Generic[OutputT]):
+    """What a run returns.
+
+    Example:
+        ```python
+        from rxagent import ReActAgent
+        from rxagent.testing import ScriptedModel
+
+        agent = ReActAgent("demo", "Be brief.", ScriptedModel(["Hello!"]))
+        result = agent.call_sync("hi")
+        assert result.ok and result.text == "Hello!" and result.stop_reason == "no_tool_calls"
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reply: Msg
+    """The final reply (after PostCall hooks)."""
+    ok: bool = True
+    """False when the run failed or was interrupted."""
+    output: OutputT | None = None
+    """The validated structured output, when an `output_type` was asked for."""
+    error: AgentError | None = None
+    """The failure, when `ok` is False."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens and requests used by this run."""
+    tools_used: tuple[str, ...] = ()
+    """Names of the tools called, in call order (with repeats)."""
+    stop_reason: StopReason = "no_tool_calls"
+    """Why the run ended."""
+    pending_approvals: tuple[str, ...] = ()
+    """Approval ids the run is parked on."""
+    interrupted: bool = False
+    """True when the run was interrupted (or timed out)."""
+    steps: int = 0
+    """Reasoning steps taken."""
+    duration_ms: float = 0.0
+    """Wall time of the run."""
+    run_id: str = ""
+    """The run's id."""
+    session_id: str = ""
+    """The session the run belonged to."""
+
+    @property
+    def text(self) -> str:
+        """The reply's text."""
+        return self.reply.text
+
+    def raise_for_error(self) -> AgentResult[OutputT]:
+        """Raise the typed `AgentRunError` if the run failed; return self otherwise.
+
+        Example:
+            ```python
+            import pytest
+            from rxagent import AgentResult, Msg
+            from rxagent.errors import ErrorCode, RunInterruptedError
+            from rxagent.result import AgentError
+
+            failed = AgentResult(reply=Msg.assistant("stopped"), ok=False,
+                                 error=AgentError(code=ErrorCode.INTERRUPTED, message="stop"))
+            with pytest.raises(RunInterruptedError):
+                failed.raise_for_error()
+            ```
+        """
+        if self.error is not None:
+            raise self.error.to_exception()
+        return self
+

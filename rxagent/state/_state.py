@@ -1,0 +1,139 @@
+"""`AgentState`: the versioned, serializable state of one session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from rxagent.errors import StateVersionError
+from rxagent.messages import Msg, ToolResultBlock
+from rxagent.models.base import Usage
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentState",
+    "PendingApproval",
+    "migrate_state",
+    "pair_tool_calls",
+    "register_migration",
+]
+
+SCHEMA_VERSION: Final = 1
+"""The `schema_version` this rxagent writes."""
+
+
+class PendingApproval(BaseModel):
+    """A tool call parked until a human approves or rejects it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    approval_id: str
+    """The id to pass to `agent.approve()` / `agent.reject()`."""
+    tool_call_id: str
+    """The parked call's id."""
+
+
+class AgentState(BaseModel):
+    """Everything a session needs to continue: memory, tool groups, approvals, counters.
+
+    It is plain JSON data (`model_dump(mode="json")`), versioned by `schema_version`.
+
+    Example:
+        ```python
+        from rxagent import AgentState, Msg
+
+        state = AgentState(memory=[Msg.user("hi"), Msg.assistant("hello")])
+        again = AgentState.model_validate_json(state.model_dump_json())
+        assert again == state and again.schema_version == 1
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    """The layout version of this data."""
+    memory: tuple[Msg, ...] = ()
+    """The conversation, oldest first (no system prompt: that is built per call)."""
+    active_groups: tuple[str, ...] | None = None
+    """Active tool groups; None means the agent's defaults."""
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    """Tool calls parked for approval."""
+    step: int = 0
+    """Reasoning steps taken in this session (the step cursor)."""
+    call_counter: int = 0
+    """How many tool-call ids (`call_<n>`) the session has assigned."""
+    runs: int = 0
+    """Completed runs in this session."""
+    usage: Usage = Field(default_factory=Usage)
+    """Usage totals of the session."""
+    extra: dict[str, JsonValue] = Field(default_factory=dict)
+    """Hooks' and extensions' own state (JSON values)."""
+
+
+_Migration = Callable[[dict[str, Any]], dict[str, Any]]
+_MIGRATIONS: dict[int, _Migration] = {}
+
+
+def register_migration(from_version: int) -> Callable[[_Migration], _Migration]:
+    """Register a function that upgrades raw state data from `from_version` to the next."""
+
+    def register(fn: _Migration) -> _Migration:
+        _MIGRATIONS[from_version] = fn
+        return fn
+
+    return register
+
+
+def migrate_state(data: dict[str, Any] | AgentState) -> AgentState:
+    """Validate raw state data, upgrading older schema versions.
+
+    Raises:
+        StateVersionError: When the data is from a newer rxagent, or has no usable version.
+    """
+    if isinstance(data, AgentState):
+        data = data.model_dump(mode="json")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise StateVersionError(
+            f"state schema_version must be a positive int, got {version!r}; "
+            "pass data produced by agent.state_dict()"
+        )
+    if version > SCHEMA_VERSION:
+        raise StateVersionError(
+            f"state has schema_version {version}, newer than this rxagent supports "
+            f"({SCHEMA_VERSION}); upgrade rxagent to load it"
+        )
+    while version < SCHEMA_VERSION:
+        step = _MIGRATIONS.get(version)
+        if step is None:  # pragma: no cover - every released version registers one
+            raise StateVersionError(f"no migration from state schema_version {version}")
+        data = step(dict(data))
+        version += 1
+        data["schema_version"] = version
+    return AgentState.model_validate(data)
+
+
+def pair_tool_calls(memory: list[Msg], reason: str = "interrupted") -> list[Msg]:
+    """Return memory where every tool call has a result.
+
+    Results missing for a call get a synthetic error result carrying `reason`, placed after the
+    last existing result of that assistant message, so memory stays valid for every provider.
+    """
+    answered = {r.id for m in memory if m.role == "tool" for r in m.tool_results}
+    out: list[Msg] = []
+    pending: list[Msg] = []
+    for message in memory:
+        if message.role != "tool" and pending:
+            out.extend(pending)
+            pending = []
+        out.append(message)
+        if message.role == "assistant":
+            pending = [
+                Msg.tool(ToolResultBlock(id=c.id, name=c.name, output=reason, is_error=True))
+                for c in message.tool_calls
+                if c.id not in answered
+            ]
+    out.extend(pending)
+    return out

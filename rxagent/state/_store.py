@@ -1,0 +1,163 @@
+"""The `SessionStore` protocol and the in-memory store."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from rxagent.errors import ConcurrentModificationError
+from rxagent.state._state import AgentState
+
+__all__ = ["InMemoryStore", "SessionStore", "StoredState"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredState:
+    """A loaded state and its optimistic version (incremented by every save)."""
+
+    state: AgentState
+    version: int
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live, keyed by `(agent name, session_id)`.
+
+    Implementations store `AgentState` as JSON, make each save atomic, bump an optimistic
+    `version` on every save, and keep a lease per session so a session runs in one place at a
+    time, even across processes.
+    """
+
+    async def load(self, agent: str, session_id: str) -> StoredState | None:
+        """Return the session's state and version, or None when it does not exist."""
+        ...
+
+    async def save(
+        self,
+        agent: str,
+        session_id: str,
+        state: AgentState,
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        """Store `state` atomically and return the new version.
+
+        Args:
+            agent: The agent's name.
+            session_id: The session.
+            state: The state to store.
+            expected_version: When given, the save succeeds only if the stored version equals it
+                (0: the session must not exist yet).
+
+        Raises:
+            ConcurrentModificationError: When `expected_version` does not match.
+        """
+        ...
+
+    async def delete(self, agent: str, session_id: str) -> bool:
+        """Delete the session; return whether it existed."""
+        ...
+
+    async def list_sessions(self, agent: str) -> list[str]:
+        """Return the agent's session ids."""
+        ...
+
+    async def acquire_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
+        """Take the session's lease for `owner` unless someone else holds a live one."""
+        ...
+
+    async def renew_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
+        """Extend `owner`'s lease; False when it was lost."""
+        ...
+
+    async def release_lease(self, agent: str, session_id: str, owner: str) -> None:
+        """Give the lease up (no-op when `owner` does not hold it)."""
+        ...
+
+
+class InMemoryStore:
+    """Sessions in a dict of this process: the default store of `ReActAgent`.
+
+    Args:
+        clock: Returns seconds for lease expiry (injectable for tests).
+
+    Example:
+        ```python
+        import asyncio
+        from rxagent import AgentState, InMemoryStore
+
+        async def main() -> None:
+            store = InMemoryStore()
+            v1 = await store.save("bot", "s1", AgentState())
+            loaded = await store.load("bot", "s1")
+            assert loaded is not None and loaded.version == v1 == 1
+
+        asyncio.run(main())
+        ```
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._states: dict[tuple[str, str], StoredState] = {}
+        self._leases: dict[tuple[str, str], tuple[str, float]] = {}
+        self._clock = clock
+
+    async def load(self, agent: str, session_id: str) -> StoredState | None:
+        """See `SessionStore.load`."""
+        return self._states.get((agent, session_id))
+
+    async def save(
+        self,
+        agent: str,
+        session_id: str,
+        state: AgentState,
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        """See `SessionStore.save`."""
+        key = (agent, session_id)
+        current = self._states.get(key)
+        version = current.version if current else 0
+        if expected_version is not None and expected_version != version:
+            raise ConcurrentModificationError(
+                f"session {session_id!r} of agent {agent!r} is at version {version}, "
+                f"not {expected_version}: someone else saved it; load it again and retry"
+            )
+        self._states[key] = StoredState(state, version + 1)
+        return version + 1
+
+    async def delete(self, agent: str, session_id: str) -> bool:
+        """See `SessionStore.delete`."""
+        self._leases.pop((agent, session_id), None)
+        return self._states.pop((agent, session_id), None) is not None
+
+    async def list_sessions(self, agent: str) -> list[str]:
+        """See `SessionStore.list_sessions`."""
+        return sorted(s for a, s in self._states if a == agent)
+
+    async def acquire_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
+        """See `SessionStore.acquire_lease`."""
+        key = (agent, session_id)
+        now = self._clock()
+        held = self._leases.get(key)
+        if held is not None and held[0] != owner and held[1] > now:
+            return False
+        self._leases[key] = (owner, now + ttl_s)
+        return True
+
+    async def renew_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
+        """See `SessionStore.renew_lease`."""
+        key = (agent, session_id)
+        held = self._leases.get(key)
+        if held is None or held[0] != owner:
+            return False
+        self._leases[key] = (owner, self._clock() + ttl_s)
+        return True
+
+    async def release_lease(self, agent: str, session_id: str, owner: str) -> None:
+        """See `SessionStore.release_lease`."""
+        key = (agent, session_id)
+        held = self._leases.get(key)
+        if held is not None and held[0] == owner:
+            del self._leases[key]
