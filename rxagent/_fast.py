@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -24,7 +24,7 @@ def _template(cls: type[BaseModel]) -> _Template:
         (
             name,
             _MISSING if info.is_required() or info.default_factory else info.default,
-            info.default_factory,  # type: ignore[misc]
+            cast("Callable[[], Any] | None", info.default_factory),
         )
         for name, info in cls.model_fields.items()
     )

@@ -181,7 +181,7 @@ class HookFailedError(RxAgentError):
         self.hook = hook
 
 
-class Reject(RxAgentError):  # noqa: N818 - the name reads as the hook's verb: `raise Reject(...)`
+class Reject(RxAgentError):
     """Raised by a hook to refuse what the event describes.
 
     In a `PreCallEvent` hook the run ends with `ErrorCode.HOOK_REJECTED`; in a `PreActingEvent`

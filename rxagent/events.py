@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 import time
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar
 
@@ -99,9 +100,9 @@ class BaseEvent(BaseModel):
     """Names of the hooks that returned a changed event, in order."""
 
     @classmethod
-    def _construct(cls: type[E], fields: dict[str, Any]) -> E:
+    def _construct(cls: builtins.type[E], fields: dict[str, Any]) -> E:
         """Build an event from trusted, complete field values without validation (hot path)."""
-        event = _new(cls)
+        event: E = _new(cls)
         _set(event, "__dict__", fields)
         _set(event, "__pydantic_fields_set__", set(_ALL_FIELDS.get(cls) or _fields_of(cls)))
         _set(event, "__pydantic_extra__", None)
@@ -168,9 +169,7 @@ class PreReasoningEvent(BaseEvent):
     """The model's name."""
 
 
-ChunkDelta: TypeAlias = Annotated[
-    TextDelta | ThinkingDelta | ToolCallDelta, Discriminator("type")
-]
+ChunkDelta: TypeAlias = Annotated[TextDelta | ThinkingDelta | ToolCallDelta, Discriminator("type")]
 """The delta a `ReasoningChunkEvent` carries."""
 
 

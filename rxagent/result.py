@@ -113,4 +113,3 @@ class AgentResult(BaseModel, Generic[OutputT]):
         if self.error is not None:
             raise self.error.to_exception()
         return self
-

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -51,6 +50,5 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
-    yield

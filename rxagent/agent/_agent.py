@@ -7,9 +7,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias
-
-from reactivex import Observable
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from rxagent.agent._loop import Run, run_observable
 from rxagent.agent.conditions import MaxSteps, StopCondition
@@ -19,9 +17,13 @@ from rxagent.events import BaseEvent, PostCallEvent
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, ModelOptions
-from rxagent.result import AgentResult
 from rxagent.state import AgentState, InMemoryStore, SessionStore, migrate_state
 from rxagent.tools import Tool, Toolkit
+
+if TYPE_CHECKING:
+    from reactivex import Observable
+
+    from rxagent.result import AgentResult
 
 __all__ = ["AgentInput", "ReActAgent", "SystemPrompt"]
 
@@ -144,7 +146,7 @@ class ReActAgent:
         def add(a: int, b: int) -> int:
             \"\"\"Add two numbers.
 
-            Args:
+    Args:
                 a: The first number.
                 b: The second number.
             \"\"\"
@@ -164,7 +166,7 @@ class ReActAgent:
         sys_prompt: SystemPrompt = "",
         model: ChatModel | str | None = None,
         *,
-        tools: Iterable[Tool | Callable[..., Any]] | Toolkit = (),
+        tools: Iterable[Tool[..., Any] | Callable[..., Any]] | Toolkit = (),
         hooks: Iterable[object] = (),
         max_iters: int = 10,
         max_tool_calls: int | None = None,
@@ -179,7 +181,9 @@ class ReActAgent:
         lease_ttl_s: float = 30.0,
     ) -> None:
         if not isinstance(name, str) or not name:
-            raise ConfigurationError("ReActAgent needs a non-empty str name, e.g. ReActAgent('helper', ...)")
+            raise ConfigurationError(
+                "ReActAgent needs a non-empty str name, e.g. ReActAgent('helper', ...)"
+            )
         if not (isinstance(sys_prompt, str) or callable(sys_prompt)):
             raise ConfigurationError(
                 "sys_prompt must be a str or a function of the RunContext returning a str"
@@ -199,7 +203,9 @@ class ReActAgent:
             conditions.append(MaxSteps(max_iters))
         for condition in conditions:
             if not callable(condition):
-                raise ConfigurationError(f"stop_when items must be callables of the RunContext, got {condition!r}")
+                raise ConfigurationError(
+                    f"stop_when items must be callables of the RunContext, got {condition!r}"
+                )
         self.stop_when: tuple[StopCondition | Callable[[RunContext], bool], ...] = tuple(conditions)
         self.max_iters = max_iters
         self.max_tool_calls = max_tool_calls
@@ -405,7 +411,9 @@ class ReActAgent:
             subscription.dispose()
 
     def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:
-        """Blocking `call()` for scripts; inside a running loop (Jupyter) it uses a private loop thread.
+        """Blocking `call()` for scripts; inside a running loop (Jupyter) it runs on a private loop.
+
+        The private loop lives on a daemon thread, so the caller's loop is never re-entered.
 
         Example:
             ```python
@@ -567,4 +575,3 @@ def _check_limit(name: str, value: object, *, optional: bool, minimum: int = 1) 
         return
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")
-

@@ -18,8 +18,7 @@ import contextvars
 import inspect
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 from reactivex import Observable, abc
@@ -48,20 +47,23 @@ from rxagent.events import (
     PreReasoningEvent,
     ReasoningChunkEvent,
 )
-from rxagent.hooks import Hook
 from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
-from rxagent.models.base import ModelOptions, ResponseBuilder, Usage
+from rxagent.models.base import ResponseBuilder, Usage
 from rxagent.result import AgentError, AgentResult, StopReason
 from rxagent.state import AgentState, pair_tool_calls
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Sequence
+
     from rxagent.agent._agent import ReActAgent
+    from rxagent.hooks import Hook
     from rxagent.tools import ToolOutcome
 
 __all__ = ["Run", "run_observable"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
+EventT = TypeVar("EventT", bound=BaseEvent)
 Phase = Literal["start", "step", "final", "finish"]
 Checkpoint = Literal["before_reasoning", "chunk", "before_acting", "after_tool"]
 
@@ -141,7 +143,13 @@ class Run:
 
     def phase(self, kind: Phase) -> Observable[BaseEvent]:
         """The cold Observable of one phase: subscribing runs its coroutine in one task."""
-        return Observable(lambda observer, scheduler=None: self._start_phase(kind, observer))
+
+        def subscribe(
+            observer: abc.ObserverBase[BaseEvent], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            return self._start_phase(kind, observer)
+
+        return Observable(subscribe)
 
     def next_phase(self) -> Observable[BaseEvent] | None:
         """The phase after the one that just completed, or None at the end of the run."""
@@ -192,7 +200,7 @@ class Run:
 
     # -- emitting --------------------------------------------------------------------------------
 
-    async def publish(self, event: Any) -> Any:
+    async def publish(self, event: EventT) -> EventT:
         """Run `event` through the hooks, deliver it, then deliver what that produced.
 
         A refused event (`Reject`) is still delivered, as it was made, before the refusal
@@ -334,8 +342,8 @@ class Run:
         self.disposed = True
         if self.timer is not None:
             self.timer.cancel()
-        for task in self.tool_tasks:
-            task.cancel()
+        for tool_task in self.tool_tasks:
+            tool_task.cancel()
         task = self.task
         if task is not None and not task.done():
             task.cancel()
@@ -345,8 +353,11 @@ class Run:
     async def _cleanup_after_dispose(self, task: asyncio.Task[None] | None) -> None:
         try:
             if task is not None:
-                await asyncio.wait([task, *self.tool_tasks])
-            self.ctx._memory = pair_tool_calls(self.ctx._memory, "interrupted: the run was cancelled")
+                pending: list[asyncio.Task[Any]] = [task, *self.tool_tasks]
+                await asyncio.wait(pending)
+            self.ctx._memory = pair_tool_calls(
+                self.ctx._memory, "interrupted: the run was cancelled"
+            )
             if self.holds_session:
                 await self.save_state()
         except Exception:  # pragma: no cover - a failing store while cancelling
@@ -494,7 +505,9 @@ async def _start(run: Run) -> Phase:
     ctx = run.ctx
     agent = run.agent
     await agent._acquire_slot(run)
-    if not await agent.store.acquire_lease(agent.name, ctx.session_id, ctx.run_id, agent.lease_ttl_s):
+    if not await agent.store.acquire_lease(
+        agent.name, ctx.session_id, ctx.run_id, agent.lease_ttl_s
+    ):
         raise SessionBusyError(agent.name, ctx.session_id)
     run.holds_lease = True
     run.lease_renewed_at = time.monotonic()
@@ -572,7 +585,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
         )
     outcome = await _reason(run, pre)
     if isinstance(outcome, str):
-        return outcome  # type: ignore[return-value]
+        return outcome
     response, usage = outcome
     post = ctx._make(PostReasoningEvent, response=response, usage=usage, stop=False)
     post = await run.publish(post)
@@ -589,11 +602,11 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
             if not response.text:
                 return await run.fail(
                     ErrorCode.MAX_ITERATIONS,
-                    f"the step limit was reached and the final answer had no text",
+                    "the step limit was reached and the final answer had no text",
                     source="agent",
                 )
         else:
-            if ctx._interrupt_requested:
+            if ctx.interrupted:
                 return await run.interrupted("before_acting")
             phase = await _act(run, calls)
             if phase is not None:
@@ -691,7 +704,11 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
 def _answer_unrun(run: Run, calls: Sequence[ToolUseBlock], why: str) -> None:
     for call in calls:
         run.ctx._memory.append(
-            Msg.tool(ToolResultBlock(id=call.id, name=call.name, output=f"Not executed: {why}", is_error=True))
+            Msg.tool(
+                ToolResultBlock(
+                    id=call.id, name=call.name, output=f"Not executed: {why}", is_error=True
+                )
+            )
         )
 
 
@@ -716,7 +733,9 @@ async def _act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
             stop = await _act_sequential(run, calls, results)
     for call in cut:
         message = f"tool call limit reached (max_tool_calls={limit}); the call was not executed"
-        results[call.id] = ToolResultBlock(id=call.id, name=call.name, output=message, is_error=True)
+        results[call.id] = ToolResultBlock(
+            id=call.id, name=call.name, output=message, is_error=True
+        )
         await run.publish(
             ctx._make(
                 ErrorEvent,
@@ -749,13 +768,17 @@ async def _pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResult
             output=f"Tool call rejected by hook {reject.hook!r}: {reject.reason}",
             is_error=True,
         )
-    if run.ctx._interrupt_requested:  # interrupted while PreActing was dispatched: don't start
+    if run.ctx.interrupted:  # interrupted while PreActing was dispatched: don't start
         return ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
     return pre.tool_call
 
 
-async def _post_acting(run: Run, call: ToolUseBlock, outcome: ToolOutcome | ToolResultBlock,
-                       results: dict[str, ToolResultBlock]) -> bool:
+async def _post_acting(
+    run: Run,
+    call: ToolUseBlock,
+    outcome: ToolOutcome | ToolResultBlock,
+    results: dict[str, ToolResultBlock],
+) -> bool:
     """Emit the tool's ErrorEvent if any, then PostActing; record the result; return stop."""
     ctx = run.ctx
     if isinstance(outcome, ToolResultBlock):
@@ -793,7 +816,9 @@ def _start_tool(run: Run, call: ToolUseBlock) -> asyncio.Task[ToolOutcome]:
     return task
 
 
-def _outcome(run: Run, call: ToolUseBlock, task: asyncio.Task[ToolOutcome]) -> ToolOutcome | ToolResultBlock:
+def _outcome(
+    run: Run, call: ToolUseBlock, task: asyncio.Task[ToolOutcome]
+) -> ToolOutcome | ToolResultBlock:
     run.tool_tasks.discard(task)
     if task.cancelled():
         return ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
@@ -819,7 +844,9 @@ async def _wait_for(run: Run, task: asyncio.Task[Any]) -> None:
         await run.drain()
 
 
-async def _act_sequential(run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> bool:
+async def _act_sequential(
+    run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+) -> bool:
     stop = False
     for call in calls:
         if run.ctx._interrupt_requested:
@@ -834,7 +861,9 @@ async def _act_sequential(run: Run, calls: Sequence[ToolUseBlock], results: dict
     return stop
 
 
-async def _act_parallel(run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> bool:
+async def _act_parallel(
+    run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+) -> bool:
     started: list[tuple[ToolUseBlock, asyncio.Task[ToolOutcome] | ToolResultBlock]] = []
     for call in calls:
         if run.ctx._interrupt_requested:

@@ -50,7 +50,7 @@ class FinalAnswerMarker:
 
     def answer(self, text: str) -> str | None:
         """Return the text after the marker, or None when the marker is absent."""
-        head, found, tail = text.partition(self.marker)
+        _, found, tail = text.partition(self.marker)
         return tail.strip() if found else None
 
     def __call__(self, ctx: RunContext) -> bool:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from rxagent.errors import NoActiveRunError
@@ -16,6 +14,9 @@ from rxagent.messages import Msg, new_id
 from rxagent.models.base import ChatModel, ModelOptions, Usage
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Mapping
+
     from rxagent.state import AgentState
 
 __all__ = ["RunContext", "current_run"]
@@ -56,7 +57,7 @@ def current_run() -> RunContext:
         def lookup(key: str) -> str:
             \"\"\"Look a key up.
 
-            Args:
+    Args:
                 key: The key.
             \"\"\"
             current_run().emit(CustomEvent, name="lookup", data={"key": key})

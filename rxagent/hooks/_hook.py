@@ -30,10 +30,12 @@ OnError: TypeAlias = Literal["isolate", "propagate"]
 """What a hook's exception does: `"isolate"` reports it as an `ErrorEvent` and the chain goes on;
 `"propagate"` fails the run."""
 
-HookFunction: TypeAlias = Callable[[Any], "BaseEvent | None | Awaitable[BaseEvent | None]"]
+HookFunction: TypeAlias = Callable[[Any], "BaseEvent | Awaitable[BaseEvent | None] | None"]
 """A function hook: takes an event and returns a changed event or None, sync or async."""
 
-_BY_NAME: Final[dict[str, type[BaseEvent]]] = {cls.model_fields["type"].default: cls for cls in EVENT_TYPES}
+_BY_NAME: Final[dict[str, type[BaseEvent]]] = {
+    cls.model_fields["type"].default: cls for cls in EVENT_TYPES
+}
 
 
 @runtime_checkable
@@ -176,7 +178,9 @@ def _types_from_annotation(fn: Callable[..., Any]) -> frozenset[type[BaseEvent]]
 
 def _check_options(priority: object, on_error: object) -> None:
     if not isinstance(priority, int) or isinstance(priority, bool):
-        raise HookDefinitionError(f"hook priority must be an int (lower runs first), got {priority!r}")
+        raise HookDefinitionError(
+            f"hook priority must be an int (lower runs first), got {priority!r}"
+        )
     if on_error not in ("isolate", "propagate"):
         raise HookDefinitionError(f"on_error must be 'isolate' or 'propagate', got {on_error!r}")
 
@@ -213,7 +217,7 @@ def hook(
     """
     if len(event_types) == 1 and callable(event_types[0]) and not isinstance(event_types[0], type):
         return as_hook(event_types[0])  # bare @hook
-    events = resolve_event_types(event_types)  # type: ignore[arg-type]
+    events = resolve_event_types(event_types)
     _check_options(priority, on_error)
 
     def decorate(fn: HookFunction) -> FunctionHook:
@@ -224,7 +228,7 @@ def hook(
             events=events if events is not None else _types_from_annotation(fn),
             priority=priority,
             on_error=on_error,
-            name=name or getattr(fn, "__name__", type(fn).__name__),
+            name=name or str(getattr(fn, "__name__", type(fn).__name__)),
         )
 
     return decorate
@@ -252,9 +256,9 @@ def as_hook(obj: object) -> Hook:
                     pass
         if not isinstance(getattr(obj, "name", None), str):
             raise HookDefinitionError(f"hook {obj!r} needs a str `name` attribute")
-        return typing.cast(Hook, obj)
+        return typing.cast("Hook", obj)
     if callable(obj):
-        fn = typing.cast(HookFunction, obj)
+        fn = typing.cast("HookFunction", obj)
         return FunctionHook(
             fn,
             events=_types_from_annotation(fn),

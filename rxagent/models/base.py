@@ -25,8 +25,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field
 
@@ -36,11 +35,14 @@ from rxagent.messages import (
     FrozenDict,
     FrozenJsonDict,
     Msg,
-    freeze,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
+    freeze,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Sequence
 
 __all__ = [
     "ChatModel",
@@ -312,9 +314,7 @@ class ResponseBuilder:
                 if text:
                     blocks.append(trusted(TextBlock, text=text))
             elif kind == "thinking":
-                blocks.append(
-                    trusted(ThinkingBlock, thinking="".join(parts), signature=signature)
-                )
+                blocks.append(trusted(ThinkingBlock, thinking="".join(parts), signature=signature))
             else:
                 blocks.append(self._tool_block("".join(parts), call_id, name))
         if msg_fields:
@@ -332,7 +332,9 @@ class ResponseBuilder:
             parsed = None
         if not isinstance(parsed, dict):
             parsed, raw = {}, args
-        return trusted(ToolUseBlock, id=call_id, name=name or "", input=freeze(parsed), raw_input=raw)
+        return trusted(
+            ToolUseBlock, id=call_id, name=name or "", input=freeze(parsed), raw_input=raw
+        )
 
     def response(self, **msg_fields: Any) -> ModelResponse:
         """Return the assembled `ModelResponse`."""

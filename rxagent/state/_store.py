@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rxagent.errors import ConcurrentModificationError
-from rxagent.state._state import AgentState
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rxagent.state._state import AgentState
 
 __all__ = ["InMemoryStore", "SessionStore", "StoredState"]
 

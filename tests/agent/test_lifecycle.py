@@ -49,8 +49,13 @@ async def settle(ticks: int = 5) -> None:
 
 
 def memory_is_paired(memory: list[dict[str, Any]]) -> bool:
-    calls = [b["id"] for m in memory if m["role"] == "assistant" and isinstance(m["content"], list)
-             for b in m["content"] if b["type"] == "tool_use"]
+    calls = [
+        b["id"]
+        for m in memory
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
     results = [m["content"][0]["id"] for m in memory if m["role"] == "tool"]
     return sorted(calls) == sorted(results)
 
@@ -90,7 +95,8 @@ async def test_dispose_during_tools_pairs_memory_and_frees_the_session():
     assert state["memory"][-1]["content"][0]["is_error"]
     model2 = ScriptedModel(["fresh"])
     result = await agent.call("again", model=model2)
-    assert result.ok and result.text == "fresh"
+    assert result.ok
+    assert result.text == "fresh"
 
 
 async def test_breaking_out_of_events_cancels_the_run():
@@ -153,12 +159,11 @@ async def test_max_concurrent_runs_bounds_runs_per_agent():
         running -= 1
         return "ok"
 
-    model = FunctionModel(
-        lambda m, t, o: "done" if m[-1].role == "tool" else tool_call("track")
-    )
+    model = FunctionModel(lambda m, t, o: "done" if m[-1].role == "tool" else tool_call("track"))
     agent = ReActAgent("a", "", model, tools=[track], max_concurrent_runs=2)
     results = await asyncio.gather(*(agent.call("go", session_id=f"s{i}") for i in range(6)))
-    assert all(r.ok for r in results) and peak == 2
+    assert all(r.ok for r in results)
+    assert peak == 2
 
 
 @pytest.mark.parametrize("checkpoint", ["before_reasoning", "chunk", "before_acting", "after_tool"])
@@ -180,17 +185,22 @@ async def test_interrupt_at_each_checkpoint(checkpoint: str):
             agent.interrupt(msg="stop now")
     assert_event_protocol(events)
     noticed = [e for e in events if isinstance(e, InterruptedEvent)]
-    assert len(noticed) == 1 and noticed[0].reason == "stop now"
+    assert len(noticed) == 1
+    assert noticed[0].reason == "stop now"
     assert noticed[0].checkpoint == checkpoint
     result = events[-1].result  # type: ignore[attr-defined]
-    assert result.interrupted and not result.ok and result.error.code == ErrorCode.INTERRUPTED
-    assert result.text == "stop now" and result.stop_reason == "interrupted"
+    assert result.interrupted
+    assert not result.ok
+    assert result.error.code == ErrorCode.INTERRUPTED
+    assert result.text == "stop now"
+    assert result.stop_reason == "interrupted"
     with pytest.raises(RunInterruptedError):
         result.raise_for_error()
     state = await agent.state_dict()
     assert memory_is_paired(state["memory"])
     resumed = await agent.call("continue", model=ScriptedModel(["resumed"]))
-    assert resumed.ok and resumed.text == "resumed"
+    assert resumed.ok
+    assert resumed.text == "resumed"
 
 
 async def test_interrupt_cancels_a_running_tool_which_sees_cancelled_error():
@@ -218,7 +228,8 @@ async def test_interrupt_cancels_a_running_tool_which_sees_cancelled_error():
     await interrupter
     assert cleaned.is_set()
     post = next(e for e in events if isinstance(e, PostActingEvent))
-    assert post.result.is_error and post.result.output == "interrupted"
+    assert post.result.is_error
+    assert post.result.output == "interrupted"
     assert events[-1].result.interrupted  # type: ignore[attr-defined]
 
 
@@ -243,7 +254,8 @@ async def test_interrupt_tools_wait_lets_the_tool_finish():
     events = [event async for event in agent.events("go")]
     await interrupter
     post = next(e for e in events if isinstance(e, PostActingEvent))
-    assert post.result.output == "slept" and not post.result.is_error
+    assert post.result.output == "slept"
+    assert not post.result.is_error
     assert events[-1].result.interrupted  # type: ignore[attr-defined]
 
 
@@ -264,11 +276,16 @@ async def test_interrupt_without_a_run_returns_false():
 
 async def test_request_timeout_ends_the_run_with_timeout():
     agent = ReActAgent(
-        "a", "", ScriptedModel([tool_call("sleepy", seconds=5), "x"]), tools=[sleepy],
+        "a",
+        "",
+        ScriptedModel([tool_call("sleepy", seconds=5), "x"]),
+        tools=[sleepy],
         request_timeout=0.05,
     )
     result = await asyncio.wait_for(agent.call("go"), 2.0)
-    assert not result.ok and result.error is not None and result.error.code == ErrorCode.TIMEOUT
+    assert not result.ok
+    assert result.error is not None
+    assert result.error.code == ErrorCode.TIMEOUT
     assert result.interrupted
     with pytest.raises(RunTimeoutError):
         result.raise_for_error()
@@ -287,11 +304,17 @@ async def test_call_sync_inside_a_running_loop_uses_a_private_thread():
 
 
 async def test_state_round_trip_and_continue():
-    agent = ReActAgent("a", "", ScriptedModel([tool_call("sleepy", seconds=0), "one"]), tools=[sleepy])
+    agent = ReActAgent(
+        "a", "", ScriptedModel([tool_call("sleepy", seconds=0), "one"]), tools=[sleepy]
+    )
     await agent.call("first")
     saved = await agent.state_dict()
-    assert saved["schema_version"] == 1 and saved["call_counter"] == 1 and saved["runs"] == 1
-    fresh = ReActAgent("a", "", ScriptedModel([tool_call("sleepy", seconds=0), "two"]), tools=[sleepy])
+    assert saved["schema_version"] == 1
+    assert saved["call_counter"] == 1
+    assert saved["runs"] == 1
+    fresh = ReActAgent(
+        "a", "", ScriptedModel([tool_call("sleepy", seconds=0), "two"]), tools=[sleepy]
+    )
     await fresh.load_state_dict(saved)
     events = [e async for e in fresh.events("second")]
     assert [e.tool_call.id for e in events if isinstance(e, PreActingEvent)] == ["call_2"]
@@ -309,7 +332,9 @@ async def test_newer_schema_version_is_refused_with_the_fix():
 
 
 async def test_load_state_into_a_busy_session_is_refused():
-    agent = ReActAgent("a", "", ScriptedModel([tool_call("sleepy", seconds=0.05), "x"]), tools=[sleepy])
+    agent = ReActAgent(
+        "a", "", ScriptedModel([tool_call("sleepy", seconds=0.05), "x"]), tools=[sleepy]
+    )
     task = asyncio.create_task(agent.call("go"))
     await asyncio.sleep(0.01)
     with pytest.raises(SessionBusyError):
@@ -318,7 +343,9 @@ async def test_load_state_into_a_busy_session_is_refused():
 
 
 async def test_external_cancellation_of_call_cancels_the_run():
-    agent = ReActAgent("a", "", ScriptedModel([tool_call("sleepy", seconds=5), "x"]), tools=[sleepy])
+    agent = ReActAgent(
+        "a", "", ScriptedModel([tool_call("sleepy", seconds=5), "x"]), tools=[sleepy]
+    )
     before = other_tasks()
     task = asyncio.create_task(agent.call("go"))
     await asyncio.sleep(0.02)

@@ -75,13 +75,15 @@ async def test_text_only_run_emits_the_protocol_and_stores_memory():
     ]
     pre = events[1]
     assert isinstance(pre, PreReasoningEvent)
-    assert pre.messages[0].role == "system" and pre.messages[0].text == "Be brief."
+    assert pre.messages[0].role == "system"
+    assert pre.messages[0].text == "Be brief."
     assert "".join(e.delta.text for e in events if isinstance(e, ReasoningChunkEvent)) == (  # type: ignore[union-attr]
         "Hello there!"
     )
     post = events[-1]
     assert isinstance(post, PostCallEvent)
-    assert post.result.ok and post.result.text == "Hello there!"
+    assert post.result.ok
+    assert post.result.text == "Hello there!"
     assert post.result.stop_reason == "no_tool_calls"
     assert post.result.reply == post.reply
     state = await agent.state_dict()
@@ -103,7 +105,8 @@ async def test_parallel_tool_calls_keep_result_order_and_pair_in_memory():
     assert [m.role for m in second_request] == ["user", "assistant", "tool", "tool"]
     assert [m.tool_results[0].id for m in second_request[2:]] == ["call_1", "call_2"]
     result = events[-1].result  # type: ignore[attr-defined]
-    assert result.tools_used == ("add", "add") and result.steps == 2
+    assert result.tools_used == ("add", "add")
+    assert result.steps == 2
 
 
 async def test_tool_call_ids_continue_across_runs_of_a_session():
@@ -141,15 +144,15 @@ async def test_sequential_tools_when_parallel_is_off():
 
 
 async def test_unknown_tool_and_bad_arguments_become_error_results_the_model_sees():
-    model = ScriptedModel(
-        [[tool_call("nope", x=1), tool_call("add", a="many", b=2)], "sorry"]
-    )
+    model = ScriptedModel([[tool_call("nope", x=1), tool_call("add", a="many", b=2)], "sorry"])
     agent = ReActAgent("a", "", model, tools=[add])
     events = await collect(agent)
     assert_event_protocol(events)
     results = [e.result for e in events if isinstance(e, PostActingEvent)]
-    assert results[0].is_error and results[0].text.startswith("Tool 'nope' not found")
-    assert results[1].is_error and "Invalid arguments for tool 'add'" in results[1].text
+    assert results[0].is_error
+    assert results[0].text.startswith("Tool 'nope' not found")
+    assert results[1].is_error
+    assert "Invalid arguments for tool 'add'" in results[1].text
     errors = [e for e in events if isinstance(e, ErrorEvent)]
     assert {e.source for e in errors} == {"tool:nope", "tool:add"}
     assert all(e.recoverable and e.code == ErrorCode.TOOL_ERROR for e in errors)
@@ -196,7 +199,8 @@ async def test_pre_acting_edit_changes_executed_arguments():
     agent = ReActAgent("a", "", model, tools=[add], hooks=[double])
     events = await collect(agent)
     post = next(e for e in events if isinstance(e, PostActingEvent))
-    assert post.result.output == "11" and post.tool_call.input["a"] == 10
+    assert post.result.output == "11"
+    assert post.tool_call.input["a"] == 10
 
 
 async def test_reject_in_pre_acting_refuses_one_call_and_the_loop_goes_on():
@@ -210,7 +214,9 @@ async def test_reject_in_pre_acting_refuses_one_call_and_the_loop_goes_on():
     events = await collect(agent)
     assert_event_protocol(events)
     results = [e.result for e in events if isinstance(e, PostActingEvent)]
-    assert results[0].is_error and "not that number" in results[0].text and "guard" in results[0].text
+    assert results[0].is_error
+    assert "not that number" in results[0].text
+    assert "guard" in results[0].text
     assert results[1].output == "2"
     assert events[-1].result.ok  # type: ignore[attr-defined]
 
@@ -226,7 +232,8 @@ async def test_reject_in_pre_call_ends_the_run_with_hook_rejected():
     assert_event_protocol(events)
     assert types(events) == ["pre_call", "error", "post_call"]
     result = events[-1].result  # type: ignore[attr-defined]
-    assert not result.ok and result.error.code == ErrorCode.HOOK_REJECTED
+    assert not result.ok
+    assert result.error.code == ErrorCode.HOOK_REJECTED
     assert result.error.source == "hook:gate"
     assert model.calls == 0
     with pytest.raises(HookRejectedError):
@@ -248,8 +255,11 @@ async def test_failing_hook_is_isolated_as_an_error_event_after_the_event():
     assert_event_protocol(events)
     index = types(events).index("pre_reasoning")
     error = events[index + 1]
-    assert isinstance(error, ErrorEvent) and error.source == "hook:broken"
-    assert error.recoverable and "boom" in error.message and error.seq == events[index].seq + 1
+    assert isinstance(error, ErrorEvent)
+    assert error.source == "hook:broken"
+    assert error.recoverable
+    assert "boom" in error.message
+    assert error.seq == events[index].seq + 1
     assert events[index].modified_by == ("tag",)  # type: ignore[attr-defined]
     assert events[-1].result.ok  # type: ignore[attr-defined]
 
@@ -261,8 +271,10 @@ async def test_propagating_hook_fails_the_run():
 
     agent = ReActAgent("a", "", ScriptedModel(["x"]), hooks=[strict])
     result = await agent.call()
-    assert not result.ok and result.error is not None
-    assert result.error.source == "hook:strict" and "strict failure" in result.error.message
+    assert not result.ok
+    assert result.error is not None
+    assert result.error.source == "hook:strict"
+    assert "strict failure" in result.error.message
 
 
 async def test_hook_returning_wrong_event_type_is_reported_with_the_fix():
@@ -274,7 +286,8 @@ async def test_hook_returning_wrong_event_type_is_reported_with_the_fix():
     events = await collect(agent)
     error = next(e for e in events if isinstance(e, ErrorEvent))
     assert error.exception == "HookContractError"
-    assert "returned PreCallEvent" in error.message and "event.replace" in error.message
+    assert "returned PreCallEvent" in error.message
+    assert "event.replace" in error.message
 
 
 async def test_post_acting_stop_ends_the_run_with_the_tool_result():
@@ -285,7 +298,9 @@ async def test_post_acting_stop_ends_the_run_with_the_tool_result():
     model = ScriptedModel([tool_call("add", a=20, b=22), "unused"])
     agent = ReActAgent("a", "", model, tools=[add], hooks=[stop_after_tool])
     result = await agent.call()
-    assert result.ok and result.stop_reason == "hook_stop" and result.text == "42"
+    assert result.ok
+    assert result.stop_reason == "hook_stop"
+    assert result.text == "42"
     assert model.calls == 1
 
 
@@ -300,9 +315,11 @@ async def test_post_reasoning_stop_skips_tools_but_pairs_them():
     assert_event_protocol(events)
     assert "pre_acting" not in types(events)
     result = events[-1].result  # type: ignore[attr-defined]
-    assert result.stop_reason == "hook_stop" and result.text == "Let me add."
+    assert result.stop_reason == "hook_stop"
+    assert result.text == "Let me add."
     memory = (await agent.state_dict())["memory"]
-    assert memory[-1]["role"] == "tool" and memory[-1]["content"][0]["is_error"]
+    assert memory[-1]["role"] == "tool"
+    assert memory[-1]["content"][0]["is_error"]
 
 
 async def test_post_call_edit_changes_reply_result_and_memory():
@@ -314,7 +331,8 @@ async def test_post_call_edit_changes_reply_result_and_memory():
     events = await collect(agent)
     post = events[-1]
     assert isinstance(post, PostCallEvent)
-    assert post.reply.text == "signed" and post.result.text == "signed"
+    assert post.reply.text == "signed"
+    assert post.result.text == "signed"
     assert post.modified_by == ("sign",)
     assert (await agent.state_dict())["memory"][-1]["content"] == "signed"
 
@@ -325,7 +343,9 @@ async def test_max_iters_makes_one_last_call_without_tools():
     )
     agent = ReActAgent("a", "", model, tools=[add], max_iters=3)
     result = await agent.call()
-    assert result.ok and result.stop_reason == "max_iters" and result.text == "final answer"
+    assert result.ok
+    assert result.stop_reason == "max_iters"
+    assert result.text == "final answer"
     assert model.calls == 4
     assert [len(r.tools) for r in model.requests] == [1, 1, 1, 0]
 
@@ -334,28 +354,36 @@ async def test_max_iters_fails_when_the_last_answer_has_no_text():
     model = FunctionModel(lambda messages, tools, options: tool_call("add", a=1, b=1))
     agent = ReActAgent("a", "", model, tools=[add], max_iters=2)
     result = await agent.call()
-    assert not result.ok and result.error is not None
+    assert not result.ok
+    assert result.error is not None
     assert result.error.code == ErrorCode.MAX_ITERATIONS
     with pytest.raises(MaxIterationsError):
         result.raise_for_error()
     memory = (await agent.state_dict())["memory"]
-    calls = {b["id"] for m in memory if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"}
+    calls = {
+        b["id"]
+        for m in memory
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    }
     answered = {m["content"][0]["id"] for m in memory if m["role"] == "tool"}
     assert calls == answered
 
 
 async def test_max_tool_calls_cuts_the_batch_and_withdraws_tools():
     model = FunctionModel(
-        lambda messages, tools, options: [tool_call("add", a=1, b=i) for i in range(3)]
-        if tools
-        else "no more tools"
+        lambda messages, tools, options: (
+            [tool_call("add", a=1, b=i) for i in range(3)] if tools else "no more tools"
+        )
     )
     agent = ReActAgent("a", "", model, tools=[add], max_tool_calls=2)
     events = await collect(agent)
     assert_event_protocol(events)
     assert len([e for e in events if isinstance(e, PreActingEvent)]) == 2
     limit = [e for e in events if isinstance(e, ErrorEvent)]
-    assert len(limit) == 1 and limit[0].code == ErrorCode.USAGE_LIMIT
+    assert len(limit) == 1
+    assert limit[0].code == ErrorCode.USAGE_LIMIT
     assert [len(r.tools) for r in model.requests] == [1, 0]
     tool_msgs = [m for m in model.requests[1].messages if m.role == "tool"]
     assert [m.tool_results[0].is_error for m in tool_msgs] == [False, False, True]
@@ -367,7 +395,9 @@ async def test_final_answer_marker_stops_with_the_text_after_it():
     model = ScriptedModel([[text("thinking FINAL_ANSWER: 42"), tool_call("add", a=1, b=1)], "x"])
     agent = ReActAgent("a", "", model, tools=[add], stop_when=[final_answer_marker()])
     result = await agent.call()
-    assert result.stop_reason == "final_answer" and result.text == "42" and model.calls == 1
+    assert result.stop_reason == "final_answer"
+    assert result.text == "42"
+    assert model.calls == 1
 
 
 async def test_callable_stop_condition_and_explicit_max_steps():
@@ -380,7 +410,8 @@ async def test_callable_stop_condition_and_explicit_max_steps():
     model = FunctionModel(lambda m, t, o: tool_call("add", a=1, b=1))
     agent = ReActAgent("a", "", model, tools=[add], stop_when=[after_two, max_steps(50)])
     result = await agent.call()
-    assert result.stop_reason == "stop_condition" and seen_steps == [0, 1]
+    assert result.stop_reason == "stop_condition"
+    assert seen_steps == [0, 1]
     assert result.text == "2"  # no assistant text: the last tool result is the reply
 
 
@@ -423,8 +454,10 @@ async def test_model_failure_is_data_error_event_then_failed_post_call():
     events = await collect(agent)
     assert_event_protocol(events)
     error = next(e for e in events if isinstance(e, ErrorEvent))
-    assert error.source == "model" and error.code == ErrorCode.PROVIDER_ERROR
-    assert not error.recoverable and "socket closed" in error.message
+    assert error.source == "model"
+    assert error.code == ErrorCode.PROVIDER_ERROR
+    assert not error.recoverable
+    assert "socket closed" in error.message
     assert not events[-1].result.ok  # type: ignore[attr-defined]
 
 
@@ -479,7 +512,8 @@ async def test_run_context_is_injected_into_tools_with_deps():
     agent = ReActAgent("a", "", model, tools=[lookup])
     events = await collect(agent, session_id="s1", deps=[Database()])
     post = next(e for e in events if isinstance(e, PostActingEvent))
-    assert post.result.output == "v" and seen["session"] == "s1"
+    assert post.result.output == "v"
+    assert seen["session"] == "s1"
 
 
 async def test_output_type_validates_the_reply():
@@ -492,7 +526,9 @@ async def test_output_type_validates_the_reply():
     good = await agent.call(output_type=Answer)
     assert good.output == Answer(value=3)
     bad = await agent.call(output_type=Answer)
-    assert not bad.ok and bad.error is not None and bad.error.code == ErrorCode.OUTPUT_INVALID
+    assert not bad.ok
+    assert bad.error is not None
+    assert bad.error.code == ErrorCode.OUTPUT_INVALID
 
 
 async def test_one_agent_serves_sessions_concurrently():
@@ -507,9 +543,9 @@ async def test_one_agent_serves_sessions_concurrently():
         return ms
 
     model = FunctionModel(
-        lambda messages, tools, options: "done"
-        if messages[-1].role == "tool"
-        else tool_call("wait", ms=20)
+        lambda messages, tools, options: (
+            "done" if messages[-1].role == "tool" else tool_call("wait", ms=20)
+        )
     )
     agent = ReActAgent("a", "", model, tools=[wait])
     results = await asyncio.gather(*(agent.call(f"q{i}", session_id=f"s{i}") for i in range(8)))
@@ -518,7 +554,9 @@ async def test_one_agent_serves_sessions_concurrently():
 
 
 async def test_chunk_index_is_block_position():
-    model = ScriptedModel([[text("ab"), tool_call("add", a=1, b=2), text("cd")], "ok"], chunk_size=1)
+    model = ScriptedModel(
+        [[text("ab"), tool_call("add", a=1, b=2), text("cd")], "ok"], chunk_size=1
+    )
     agent = ReActAgent("a", "", model, tools=[add])
     events = await collect(agent)
     chunks = [e for e in events if isinstance(e, ReasoningChunkEvent) and e.step == 0]
