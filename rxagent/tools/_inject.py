@@ -1,0 +1,199 @@
+"""Injected tool parameters: which parameters are injected, by what type, and finding their value.
+
+A parameter is injected (supplied at call time, left out of the schema) when it is annotated
+`RunContext`, `Injected[T]`, or a plain class that has no JSON schema (a database client, say),
+optionally `| None`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+import typing
+import warnings
+from typing import Annotated, Any, Final, TypeAlias, TypeVar
+
+from pydantic import TypeAdapter
+from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
+from pydantic.json_schema import PydanticJsonSchemaWarning
+
+from rxagent.errors import ToolDefinitionError
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "NOT_FOUND",
+    "Injected",
+    "MissingInjection",
+    "find_injection",
+    "has_json_schema",
+    "injection_key",
+    "missing_injection_message",
+    "run_context_base",
+]
+
+T = TypeVar("T")
+
+
+class _InjectMarker:
+    """The `Annotated` metadata that marks a parameter as injected."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<injected>"
+
+
+_INJECT: Final = _InjectMarker()
+
+Injected: TypeAlias = Annotated[T, _INJECT]
+"""Marks a tool parameter as supplied at call time, by type, from the run's `deps`.
+
+`db: Injected[Database]` means `Annotated[Database, <marker>]`: type checkers see a `Database`,
+and the parameter is left out of the JSON schema the model sees. A plain class that has no JSON
+schema is injected even without the marker; use `Injected` when the type *does* have one (a
+dataclass or a pydantic model, say) but must still come from deps.
+
+Example:
+    ```python
+    import asyncio
+    from dataclasses import dataclass
+
+    from rxagent.messages import ToolUseBlock
+    from rxagent.tools import Injected, Toolkit, tool
+
+
+    @dataclass
+    class Settings:
+        greeting: str
+
+
+    @tool
+    def greet(name: str, settings: Injected[Settings]) -> str:
+        \"\"\"Greet someone.\"\"\"
+        return f"{settings.greeting}, {name}!"
+
+
+    assert list(greet.schema.parameters["properties"]) == ["name"]
+    call = ToolUseBlock(id="1", name="greet", input={"name": "Ada"})
+    outcome = asyncio.run(Toolkit([greet]).execute(call, inject={Settings: Settings("Hello")}))
+    assert outcome.result.output == "Hello, Ada!"
+    ```
+"""
+
+NOT_FOUND: Final = object()
+"""Returned by `find_injection` when no value fits."""
+
+_RUN_CONTEXT_MODULE: Final = "rxagent.agent.context"
+_JSON_SCALARS: Final[frozenset[type[Any]]] = frozenset({str, int, float, bool, list, dict})
+
+
+class MissingInjection(Exception):
+    """An injected parameter had no value at call time; the message says how to supply it."""
+
+
+def run_context_base(annotation: object) -> type[Any] | None:
+    """Return the RunContext class when `annotation` is RunContext or a subclass of it."""
+    origin = typing.get_origin(annotation) or annotation
+    if not isinstance(origin, type):
+        return None
+    # Imported lazily, and only if it exists: rxagent.agent imports rxagent.tools.
+    try:
+        module: object = importlib.import_module(_RUN_CONTEXT_MODULE)
+    except ImportError:
+        module = None
+    imported = getattr(module, "RunContext", None)
+    if isinstance(imported, type) and issubclass(origin, imported):
+        return imported
+    for cls in origin.__mro__:
+        if cls.__name__ == "RunContext" and cls.__module__.startswith("rxagent.agent"):
+            return cls
+    return None
+
+
+def has_json_schema(annotation: object) -> bool:
+    """True when pydantic can validate `annotation` and describe it as JSON schema."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+            TypeAdapter(annotation).json_schema()
+    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema):
+        return False
+    return True
+
+
+def injection_key(tool: str, param: str, annotation: object) -> type[Any] | None:
+    """Return the type `param` is injected by, or None when the model supplies it.
+
+    Raises:
+        ToolDefinitionError: For `Injected[...]` of something that is not a class.
+    """
+    if isinstance(annotation, type) and annotation in _JSON_SCALARS:
+        return None  # the common case, without asking pydantic
+    context = run_context_base(annotation)
+    if context is not None:
+        return context
+    if typing.get_origin(annotation) is Annotated:
+        inner, *metadata = typing.get_args(annotation)
+        if not any(m is _INJECT for m in metadata):
+            return None
+        key = typing.get_origin(inner) or inner  # list[int] is injected by list
+        if not isinstance(key, type) or key is types.UnionType:
+            raise ToolDefinitionError(
+                f"tool '{tool}': parameter '{param}' is Injected[{inner}], but values are "
+                "injected by class; use a class, e.g. `Injected[Database]`"
+            )
+        return key
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(annotation) if m is not type(None)]
+        if len(members) == 1 and typing.get_args(annotation) != tuple(members):
+            return _plain_class(members[0])  # `db: Database | None = None`
+        return None
+    return _plain_class(annotation)
+
+
+def _plain_class(annotation: object) -> type[Any] | None:
+    if isinstance(annotation, type) and not has_json_schema(annotation):
+        return annotation
+    return None
+
+
+def find_injection(key: type[Any], inject: Mapping[type[Any], object]) -> object:
+    """Return the value for `key`: under `key`, under a subclass of it, or any instance of it.
+
+    Returns `NOT_FOUND` when none fits.
+    """
+    if key in inject:
+        return inject[key]
+    for candidate, value in inject.items():
+        if _is_subclass(candidate, key):
+            return value
+    for value in inject.values():
+        try:
+            if isinstance(value, key):
+                return value
+        except TypeError:  # a Protocol that is not runtime-checkable
+            continue
+    return NOT_FOUND
+
+
+def _is_subclass(candidate: object, key: type[Any]) -> bool:
+    try:
+        return isinstance(candidate, type) and issubclass(candidate, key)
+    except TypeError:  # a Protocol that is not runtime-checkable
+        return False
+
+
+def missing_injection_message(param: str, key: type[Any]) -> str:
+    """Say which injected value is missing and how to pass it."""
+    if run_context_base(key) is not None:
+        return (
+            f"parameter '{param}' needs the RunContext, which the agent supplies; "
+            "when calling Toolkit.execute() yourself, pass inject={RunContext: ctx}"
+        )
+    name = key.__name__
+    return (
+        f"parameter '{param}' needs a {name} to be injected, and none was given; pass one to "
+        f"the agent with deps=[...] (or to Toolkit.execute() with inject={{{name}: value}})"
+    )
