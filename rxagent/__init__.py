@@ -61,8 +61,10 @@ from rxagent.models import Usage as Usage
 from rxagent.state import AgentState as AgentState
 from rxagent.state import InMemoryStore as InMemoryStore
 from rxagent.state import SessionStore as SessionStore
+from rxagent.tools import Injected as Injected
 from rxagent.tools import Tool as Tool
 from rxagent.tools import Toolkit as Toolkit
+from rxagent.tools import ToolOutcome as ToolOutcome
 from rxagent.tools import tool as tool
 
 __version__ = "0.1.0"
@@ -88,6 +90,7 @@ __all__ = [
     "HookContractError",
     "ImageBlock",
     "InMemoryStore",
+    "Injected",
     "InterruptedEvent",
     "MaxSteps",
     "ModelDelta",
@@ -112,6 +115,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "Tool",
+    "ToolOutcome",
     "ToolResultBlock",
     "ToolSchema",
     "ToolUseBlock",

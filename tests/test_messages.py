@@ -12,6 +12,7 @@ from rxagent import ImageBlock, Msg, TextBlock, ThinkingBlock, ToolResultBlock, 
 from rxagent.messages import FrozenDict, freeze, thaw
 from rxagent.models import (
     FinishDelta,
+    ModelDelta,
     ModelOptions,
     ResponseBuilder,
     TextDelta,
@@ -29,9 +30,9 @@ def test_msg_is_frozen_all_the_way_down():
     assert isinstance(args, FrozenDict)
     assert args["xs"] == (1, {"y": 2})
     with pytest.raises(TypeError, match="frozen"):
-        args["z"] = 1  # type: ignore[index]
+        args["z"] = 1
     with pytest.raises(TypeError):
-        args["xs"][1]["y"] = 3  # type: ignore[index]
+        args["xs"][1]["y"] = 3
     with pytest.raises(ValidationError, match="frozen"):
         msg.role = "user"  # type: ignore[misc]
     assert thaw(args) == {"xs": [1, {"y": 2}]}
@@ -85,7 +86,7 @@ def test_freeze_is_idempotent():
 def test_response_builder_orders_blocks_and_assigns_ids():
     ids = iter(["call_7", "call_8"])
     builder = ResponseBuilder(id_factory=lambda: next(ids))
-    deltas = [
+    deltas: list[ModelDelta] = [
         ThinkingDelta(index=0, text="th"),
         ThinkingDelta(index=0, text="ink", signature="s"),
         TextDelta(index=1, text="Hel"),

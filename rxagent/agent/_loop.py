@@ -162,17 +162,17 @@ class Run:
         if self.disposed:
             return Disposable()
         self.observer = observer
-        self.task = self.ctx.loop.create_task(self._drive(_PHASES[kind](self)), context=self.pyctx)
+        self.task = self.ctx.loop.create_task(self._drive(kind), context=self.pyctx)
         # Cancelling is the run's business (run_observable's disposable): a phase's own
         # subscription is disposed as soon as the phase completes, while its task still runs.
         return Disposable()
 
-    async def _drive(self, body: Coroutine[Any, Any, Phase | None]) -> None:
+    async def _drive(self, kind: Phase) -> None:
         observer = self.observer
         assert observer is not None
         try:
             try:
-                following = await body
+                following = await _PHASES[kind](self)
             except HookFailedError as exc:
                 following = await self.fail(
                     ErrorCode.UNKNOWN, str(exc), source=f"hook:{exc.hook}", exception=exc
@@ -431,7 +431,7 @@ class Run:
         if self.error is None and ctx.output_type is not None:
             output = await self._validate_output(reply)
         error = self.error
-        result: AgentResult[Any] = AgentResult(
+        result = AgentResult[Any](
             reply=reply,
             ok=error is None,
             output=output,

@@ -6,7 +6,7 @@ import inspect
 import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Final, Literal, Protocol, TypeAlias, Union, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, Union, overload, runtime_checkable
 
 from rxagent.errors import HookDefinitionError
 from rxagent.events import EVENT_TYPES, BaseEvent
@@ -185,12 +185,25 @@ def _check_options(priority: object, on_error: object) -> None:
         raise HookDefinitionError(f"on_error must be 'isolate' or 'propagate', got {on_error!r}")
 
 
+@overload
+def hook(fn: HookFunction, /) -> FunctionHook: ...
+
+
+@overload
+def hook(
+    *event_types: type[BaseEvent] | str,
+    priority: int = DEFAULT_PRIORITY,
+    on_error: OnError = "isolate",
+    name: str | None = None,
+) -> Callable[[HookFunction], FunctionHook]: ...
+
+
 def hook(
     *event_types: type[BaseEvent] | str | HookFunction,
     priority: int = DEFAULT_PRIORITY,
     on_error: OnError = "isolate",
     name: str | None = None,
-) -> Any:
+) -> FunctionHook | Callable[[HookFunction], FunctionHook]:
     """Turn a function (sync or async) into a hook.
 
     With no event types, the types come from the annotation of the function's parameter, or the
@@ -216,7 +229,9 @@ def hook(
         ```
     """
     if len(event_types) == 1 and callable(event_types[0]) and not isinstance(event_types[0], type):
-        return as_hook(event_types[0])  # bare @hook
+        bare = as_hook(event_types[0])  # bare @hook
+        assert isinstance(bare, FunctionHook)
+        return bare
     events = resolve_event_types(event_types)
     _check_options(priority, on_error)
 

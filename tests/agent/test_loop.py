@@ -260,7 +260,7 @@ async def test_failing_hook_is_isolated_as_an_error_event_after_the_event():
     assert error.recoverable
     assert "boom" in error.message
     assert error.seq == events[index].seq + 1
-    assert events[index].modified_by == ("tag",)  # type: ignore[attr-defined]
+    assert events[index].modified_by == ("tag",)
     assert events[-1].result.ok  # type: ignore[attr-defined]
 
 

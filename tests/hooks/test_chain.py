@@ -38,9 +38,9 @@ def test_hook_decorator_validates_event_types_with_the_fix():
     with pytest.raises(HookDefinitionError, match="event classes"):
         hook(int)  # type: ignore[arg-type]
     with pytest.raises(HookDefinitionError, match="priority"):
-        hook(PreCallEvent, priority="high")  # type: ignore[arg-type]
+        hook(PreCallEvent, priority="high")  # type: ignore[call-overload]
     with pytest.raises(HookDefinitionError, match="on_error"):
-        hook(PreCallEvent, on_error="ignore")  # type: ignore[arg-type]
+        hook(PreCallEvent, on_error="ignore")  # type: ignore[call-overload]
 
 
 def test_event_types_come_from_names_annotations_or_default_to_all():

@@ -1,0 +1,311 @@
+"""The framework's own cost, measured with a zero-latency in-process model.
+
+Run: `python bench/overhead.py` (about a minute; `--quick` for a smoke run).
+
+What it measures, side by side in one process, in interleaved rounds:
+
+- **per-step time** of `ReActAgent.call()` in the default configuration with 0, 5 and 20 user
+  hooks (no-op hooks that see every event), against a **raw loop**: the same `ScriptedModel`, the
+  same `Toolkit` and the same memory handling, driven by a plain `async` loop with no events, no
+  hooks and no Rx. The difference is the framework's per-step overhead.
+- **ReasoningChunk throughput** (chunks/s) through the whole pipeline to a subscriber, with 0 and
+  5 hooks, against draining the model's stream alone.
+- **phase chaining**: `expand_sequentially` against `just(x).pipe(expand(...), concat_map(...))`,
+  the cost per phase of the Rx operator that chains a run's steps.
+
+Absolute numbers on a shared machine are noisy; the ratios measured in the same run are the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import reactivex
+from reactivex import Observable, abc
+from reactivex import operators as ops
+from reactivex.disposable import Disposable
+from reactivex.subject import AsyncSubject
+
+from rxagent import Msg, ReActAgent, ReasoningChunkEvent, hook, tool
+from rxagent.agent._operators import expand_sequentially
+from rxagent.models import ModelOptions, ResponseBuilder
+from rxagent.testing import ScriptedModel, tool_call
+from rxagent.tools import Toolkit
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from rxagent.hooks import Hook
+
+
+@tool
+async def lookup(key: int) -> int:
+    """Return the key.
+
+    Args:
+        key: A number.
+    """
+    return key
+
+
+def noop_hooks(count: int) -> list[Hook]:
+    hooks: list[Hook] = []
+    for i in range(count):
+
+        @hook(priority=i, name=f"noop{i}")
+        def observe(event: Any) -> None:
+            return None
+
+        hooks.append(observe)
+    return hooks
+
+
+def script(steps: int) -> list[Any]:
+    return [tool_call("lookup", key=i) for i in range(steps - 1)] + ["done"]
+
+
+async def raw_loop(model: ScriptedModel, toolkit: Toolkit, system: Msg) -> None:
+    """The floor: the same model, tools and memory, with nothing in between."""
+    memory = [Msg.user("go")]
+    schemas = list(toolkit.schemas())
+    options = ModelOptions()
+    counter = 0
+
+    def next_id() -> str:
+        nonlocal counter
+        counter += 1
+        return f"call_{counter}"
+
+    while True:
+        builder = ResponseBuilder(id_factory=next_id)
+        async for delta in model.stream([system, *memory], schemas, options):
+            builder.add(delta)
+        reply = builder.build()
+        memory.append(reply)
+        if not reply.tool_calls:
+            return
+        for call in reply.tool_calls:
+            outcome = await toolkit.execute(call)
+            memory.append(Msg.tool(outcome.result))
+
+
+async def time_runs(runs: int, one_run: Callable[[int], Awaitable[None]]) -> list[float]:
+    samples = []
+    for i in range(runs):
+        start = time.perf_counter()
+        await one_run(i)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def per_step(steps: int, runs: int, rounds: int) -> dict[str, float]:
+    """Median µs per step: rxagent with 0/5/20 hooks and the raw loop, interleaved."""
+    toolkit = Toolkit([lookup])
+    system = Msg.system("sys")
+    models = {
+        name: ScriptedModel(script(steps), chunk_size=1000) for name in ("raw", "0", "5", "20")
+    }
+    agents = {
+        n: ReActAgent(
+            "bench", "sys", models[n], tools=toolkit, hooks=noop_hooks(int(n)), max_iters=1000
+        )
+        for n in ("0", "5", "20")
+    }
+
+    async def run_raw(_: int) -> None:
+        models["raw"].reset()
+        await raw_loop(models["raw"], toolkit, system)
+
+    def run_agent(n: str) -> Callable[[int], Awaitable[None]]:
+        async def run(i: int) -> None:
+            models[n].reset()
+            result = await agents[n].call("go", session_id=f"s{i}")
+            assert result.ok, result.error
+
+        return run
+
+    samples: dict[str, list[float]] = {k: [] for k in ("raw", "0", "5", "20")}
+    for _ in range(rounds):
+        for name, runner in (
+            ("raw", run_raw),
+            ("0", run_agent("0")),
+            ("5", run_agent("5")),
+            ("20", run_agent("20")),
+        ):
+            gc.collect()
+            samples[name].extend(await time_runs(runs, runner))
+    return {k: statistics.median(v) / steps * 1e6 for k, v in samples.items()}
+
+
+async def chunk_throughput(chunks: int, rounds: int) -> dict[str, float]:
+    """Median chunks/s: the model's stream alone, and through the pipeline with 0 and 5 hooks."""
+    text = "x" * chunks
+
+    async def model_only() -> float:
+        model = ScriptedModel([text], chunk_size=1)
+        start = time.perf_counter()
+        async for _ in model.stream([Msg.user("go")], [], ModelOptions()):
+            pass
+        return chunks / (time.perf_counter() - start)
+
+    async def pipeline(hooks: int) -> float:
+        agent = ReActAgent(
+            "bench", "", ScriptedModel([text], chunk_size=1), hooks=noop_hooks(hooks)
+        )
+        seen = 0
+        done = asyncio.get_running_loop().create_future()
+
+        def on_next(event: Any) -> None:
+            nonlocal seen
+            if type(event) is ReasoningChunkEvent:
+                seen += 1
+
+        start = time.perf_counter()
+        agent.stream("go").subscribe(on_next, done.set_exception, lambda: done.set_result(None))
+        await done
+        elapsed = time.perf_counter() - start
+        assert seen == chunks, seen
+        return chunks / elapsed
+
+    samples: dict[str, list[float]] = {"model": [], "0": [], "5": []}
+    for _ in range(rounds):
+        gc.collect()
+        samples["model"].append(await model_only())
+        samples["0"].append(await pipeline(0))
+        samples["5"].append(await pipeline(5))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _phase(body: Callable[[abc.ObserverBase[int]], None]) -> Observable[int]:
+    def subscribe(observer: abc.ObserverBase[int], scheduler: Any = None) -> abc.DisposableBase:
+        async def run() -> None:
+            body(observer)
+
+        asyncio.get_running_loop().create_task(run())
+        return Disposable()
+
+    return Observable(subscribe)
+
+
+async def phase_chaining(phases: int, rounds: int) -> dict[str, float]:
+    """Median µs per phase for the two ways of chaining phases that each run in a task."""
+
+    async def fused() -> float:
+        left = phases
+
+        def body(observer: abc.ObserverBase[int]) -> None:
+            observer.on_next(1)
+            observer.on_completed()
+
+        def following() -> Observable[int] | None:
+            nonlocal left
+            left -= 1
+            return _phase(body) if left > 0 else None
+
+        done = asyncio.get_running_loop().create_future()
+        start = time.perf_counter()
+        expand_sequentially(_phase(body), following).subscribe(
+            on_completed=lambda: done.set_result(None)
+        )
+        await done
+        return (time.perf_counter() - start) / phases * 1e6
+
+    async def expand_concat_map() -> float:
+        class Spec:
+            def __init__(self, left: int) -> None:
+                self.left = left
+                self.next: AsyncSubject[Spec] = AsyncSubject()
+
+                def body(observer: abc.ObserverBase[int]) -> None:
+                    observer.on_next(1)
+                    observer.on_completed()
+                    if self.left > 1:
+                        self.next.on_next(Spec(self.left - 1))
+                    self.next.on_completed()
+
+                self.events = _phase(body)
+
+        done = asyncio.get_running_loop().create_future()
+        start = time.perf_counter()
+        reactivex.just(Spec(phases)).pipe(
+            ops.expand(lambda s: s.next),
+            ops.concat_map(lambda s: s.events),  # type: ignore[attr-defined]
+        ).subscribe(on_completed=lambda: done.set_result(None))
+        await done
+        return (time.perf_counter() - start) / phases * 1e6
+
+    samples: dict[str, list[float]] = {"expand_sequentially": [], "expand+concat_map": []}
+    for _ in range(rounds):
+        samples["expand_sequentially"].append(await fused())
+        samples["expand+concat_map"].append(await expand_concat_map())
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def report(results: dict[str, Any]) -> str:
+    step = results["per_step_us"]
+    chunk = results["chunks_per_s"]
+    phase = results["phase_us"]
+    lines = [
+        f"rxagent overhead benchmark: Python {platform.python_version()}, {platform.machine()}",
+        "",
+        f"Per step (median µs, {results['steps']} steps per run, tool call every step):",
+        f"  raw loop (floor)       {step['raw']:8.1f}",
+    ]
+    for n in ("0", "5", "20"):
+        overhead = step[n] - step["raw"]
+        lines.append(
+            f"  rxagent, {n:>2} hooks      {step[n]:8.1f}   overhead {overhead:7.1f}"
+            f"   x{step[n] / step['raw']:.2f} raw"
+        )
+    lines += [
+        "",
+        "ReasoningChunk throughput (median chunks/s, to a stream() subscriber):",
+        f"  model stream alone     {chunk['model']:10.0f}",
+        f"  rxagent, no hooks      {chunk['0']:10.0f}   x{chunk['0'] / chunk['model']:.3f}",
+        f"  rxagent, 5 hooks       {chunk['5']:10.0f}   x{chunk['5'] / chunk['model']:.3f}",
+        "",
+        "Chaining one phase (median µs):",
+        f"  expand_sequentially    {phase['expand_sequentially']:8.1f}",
+        f"  expand + concat_map    {phase['expand+concat_map']:8.1f}",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=40, help="runs per round per variant")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--chunks", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="a smoke run with tiny counts")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.rounds, args.chunks = 3, 1, 500
+    results = asyncio.run(measure(args))
+    print(report(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "steps": args.steps,
+        "per_step_us": await per_step(args.steps, args.runs, args.rounds),
+        "chunks_per_s": await chunk_throughput(args.chunks, args.rounds),
+        "phase_us": await phase_chaining(500 if args.quick else 2000, args.rounds),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
