@@ -28,9 +28,8 @@ Example:
 
 from __future__ import annotations
 
-import builtins
 import time
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
 
@@ -39,6 +38,9 @@ from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import ModelOptions, TextDelta, ThinkingDelta, ToolCallDelta, ToolSchema
 from rxagent.models.base import Usage as Usage
 from rxagent.result import AgentResult
+
+if TYPE_CHECKING:
+    import builtins
 
 __all__ = [
     "EVENT_ADAPTER",
