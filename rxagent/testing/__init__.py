@@ -1,0 +1,57 @@
+"""Test doubles and checkers for rxagent: scripted models, an event recorder, protocol checks.
+
+- `ScriptedModel` plays a fixed list of responses; `FunctionModel` asks your function.
+- `text()`, `thinking()` and `tool_call()` build the responses.
+- `EventRecorder` is a hook that keeps every event it sees.
+- `assert_event_protocol()` checks a run's events against the event protocol.
+
+Hypothesis strategies live in `rxagent.testing.strategies` (import it explicitly; it needs
+`hypothesis`). The pytest plugin (`rxagent.testing.pytest_plugin`) provides the `scripted_model`
+and `event_recorder` fixtures.
+
+Example:
+    ```python
+    import asyncio
+    from rxagent.messages import Msg
+    from rxagent.models import ModelOptions, ResponseBuilder
+    from rxagent.testing import ScriptedModel, text, thinking, tool_call
+
+    model = ScriptedModel([[thinking("Add them."), tool_call("add", a=1, b=2)], "3"])
+
+
+    async def first_reply() -> Msg:
+        builder = ResponseBuilder()
+        async for delta in model.stream([Msg.user("1 + 2?")], [], ModelOptions()):
+            builder.add(delta)
+        return builder.build()
+
+
+    assert asyncio.run(first_reply()).tool_calls[0].name == "add"
+    ```
+"""
+
+from rxagent.testing._builders import Turn as Turn
+from rxagent.testing._builders import text as text
+from rxagent.testing._builders import thinking as thinking
+from rxagent.testing._builders import tool_call as tool_call
+from rxagent.testing._models import FunctionModel as FunctionModel
+from rxagent.testing._models import ModelRequest as ModelRequest
+from rxagent.testing._models import ScriptedModel as ScriptedModel
+from rxagent.testing._models import ScriptExhaustedError as ScriptExhaustedError
+from rxagent.testing._protocol import EventProtocolError as EventProtocolError
+from rxagent.testing._protocol import assert_event_protocol as assert_event_protocol
+from rxagent.testing._recorder import EventRecorder as EventRecorder
+
+__all__ = [
+    "EventProtocolError",
+    "EventRecorder",
+    "FunctionModel",
+    "ModelRequest",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "Turn",
+    "assert_event_protocol",
+    "text",
+    "thinking",
+    "tool_call",
+]

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import rxagent.testing
+from rxagent.testing import strategies
+
+
+def _public(module: types.ModuleType) -> list[str]:
+    return sorted(
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    )
+
+
+def test_testing_all_lists_the_public_names() -> None:
+    assert rxagent.testing.__all__ == sorted(rxagent.testing.__all__)
+    assert rxagent.testing.__all__ == _public(rxagent.testing)
+
+
+def test_strategies_all_is_sorted_and_complete() -> None:
+    exported = set(strategies.__all__)
+    assert all(hasattr(strategies, name) for name in exported)
+    functions = {
+        name
+        for name, value in vars(strategies).items()
+        if callable(value)
+        and not name.startswith("_")
+        and getattr(value, "__module__", "") == strategies.__name__
+    }
+    assert functions <= exported
+
+
+def test_testing_modules_do_not_import_the_agent() -> None:
+    package = Path(rxagent.testing.__file__).parent
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                assert name != "rxagent", path.name
+                assert not name.startswith("rxagent.agent"), path.name
+
+
+def test_importing_testing_does_not_import_hypothesis(tmp_path: Path) -> None:
+    code = (
+        "import sys, rxagent.testing._models, rxagent.testing._protocol, "
+        "rxagent.testing._recorder, rxagent.testing._builders\n"
+        "print(','.join(m for m in ('hypothesis', 'rxagent.testing.strategies') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert out.stdout.strip() == ""
