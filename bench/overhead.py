@@ -13,7 +13,9 @@ What it measures, side by side in one process, in interleaved rounds:
 - **phase chaining**: `expand_sequentially` against `just(x).pipe(expand(...), concat_map(...))`,
   the cost per phase of the Rx operator that chains a run's steps.
 
-Absolute numbers on a shared machine are noisy; the ratios measured in the same run are the point.
+Times are the process's CPU time (`time.process_time`): the model has no latency, so a run is
+pure CPU work, and CPU time is not inflated when other processes take the cores. Absolute numbers
+still vary from machine to machine; the ratios measured in the same run are the point.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from rxagent.hooks import Hook
+
+
+clock = time.process_time
 
 
 @tool
@@ -101,9 +106,9 @@ async def raw_loop(model: ScriptedModel, toolkit: Toolkit, system: Msg) -> None:
 async def time_runs(runs: int, one_run: Callable[[int], Awaitable[None]]) -> list[float]:
     samples = []
     for i in range(runs):
-        start = time.perf_counter()
+        start = clock()
         await one_run(i)
-        samples.append(time.perf_counter() - start)
+        samples.append(clock() - start)
     return samples
 
 
@@ -152,10 +157,10 @@ async def chunk_throughput(chunks: int, rounds: int) -> dict[str, float]:
 
     async def model_only() -> float:
         model = ScriptedModel([text], chunk_size=1)
-        start = time.perf_counter()
+        start = clock()
         async for _ in model.stream([Msg.user("go")], [], ModelOptions()):
             pass
-        return chunks / (time.perf_counter() - start)
+        return chunks / (clock() - start)
 
     async def pipeline(hooks: int) -> float:
         agent = ReActAgent(
@@ -169,10 +174,10 @@ async def chunk_throughput(chunks: int, rounds: int) -> dict[str, float]:
             if type(event) is ReasoningChunkEvent:
                 seen += 1
 
-        start = time.perf_counter()
+        start = clock()
         agent.stream("go").subscribe(on_next, done.set_exception, lambda: done.set_result(None))
         await done
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         assert seen == chunks, seen
         return chunks / elapsed
 
@@ -212,12 +217,12 @@ async def phase_chaining(phases: int, rounds: int) -> dict[str, float]:
             return _phase(body) if left > 0 else None
 
         done = asyncio.get_running_loop().create_future()
-        start = time.perf_counter()
+        start = clock()
         expand_sequentially(_phase(body), following).subscribe(
             on_completed=lambda: done.set_result(None)
         )
         await done
-        return (time.perf_counter() - start) / phases * 1e6
+        return (clock() - start) / phases * 1e6
 
     async def expand_concat_map() -> float:
         class Spec:
@@ -235,13 +240,13 @@ async def phase_chaining(phases: int, rounds: int) -> dict[str, float]:
                 self.events = _phase(body)
 
         done = asyncio.get_running_loop().create_future()
-        start = time.perf_counter()
+        start = clock()
         reactivex.just(Spec(phases)).pipe(
             ops.expand(lambda s: s.next),
             ops.concat_map(lambda s: s.events),  # type: ignore[attr-defined]
         ).subscribe(on_completed=lambda: done.set_result(None))
         await done
-        return (time.perf_counter() - start) / phases * 1e6
+        return (clock() - start) / phases * 1e6
 
     samples: dict[str, list[float]] = {"expand_sequentially": [], "expand+concat_map": []}
     for _ in range(rounds):

@@ -125,7 +125,7 @@ class RunContext:
         self._extra: dict[str, Any] = {}
         self._seq = 0
         self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
-        self._wake: asyncio.Event | None = None
+        self._waiter: asyncio.Future[None] | None = None
         self._loop_thread = threading.get_ident()
         self._interrupt_requested = False
         self._interrupt_reason: Msg | None = None
@@ -198,8 +198,13 @@ class RunContext:
 
     def _enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
         self._pending.append((event_type, payload))
-        if self._wake is not None:
-            self._wake.set()
+        self._notify()
+
+    def _notify(self) -> None:
+        """Wake the run's task if it waits for tools (an event arrived, a tool ended)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _common(self, step: int | None = None) -> dict[str, Any]:
         """The common fields for the next event (assigns its `seq`)."""
