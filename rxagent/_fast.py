@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -13,46 +13,52 @@ M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
 _set = object.__setattr__
-_MISSING: Any = object()
-# per class: (field name, plain default or _MISSING, default factory or None), in field order
-_Template = tuple[tuple[tuple[str, Any, Callable[[], Any] | None], ...], frozenset[str]]
+_MISSING: Final[Any] = object()
+
+
+class _Template:
+    """Per model class: every field in order with its plain default (or a marker)."""
+
+    __slots__ = ("defaults", "factories", "fields_set", "required")
+
+    def __init__(self, cls: type[BaseModel]) -> None:
+        self.defaults: dict[str, Any] = {}
+        self.factories: list[tuple[str, Callable[[], Any]]] = []
+        self.required: list[str] = []
+        for name, info in cls.model_fields.items():
+            self.defaults[name] = _MISSING
+            if info.default_factory is not None:
+                self.factories.append((name, cast("Callable[[], Any]", info.default_factory)))
+            elif info.is_required():
+                self.required.append(name)
+            else:
+                self.defaults[name] = info.default
+        self.fields_set = frozenset(cls.model_fields)
+
+
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
-
-
-def _template(cls: type[BaseModel]) -> _Template:
-    entries = tuple(
-        (
-            name,
-            _MISSING if info.is_required() or info.default_factory else info.default,
-            cast("Callable[[], Any] | None", info.default_factory),
-        )
-        for name, info in cls.model_fields.items()
-    )
-    template = (entries, frozenset(cls.model_fields))
-    _TEMPLATES[cls] = template
-    return template
 
 
 def trusted(cls: type[M], /, **fields: Any) -> M:
     """Build `cls` from values that are already valid (right types, tuples, frozen dicts).
 
     Missing fields take their defaults. Only for values the framework made itself: nothing is
-    checked, which is what makes it about five times faster than validated construction.
+    checked, which is what makes it several times faster than validated construction.
     """
-    entries, names = _TEMPLATES.get(cls) or _template(cls)
-    data: dict[str, Any] = {}
-    for name, default, factory in entries:
-        if name in fields:
-            data[name] = fields[name]
-        elif factory is not None:
+    template = _TEMPLATES.get(cls)
+    if template is None:
+        template = _TEMPLATES[cls] = _Template(cls)
+    data = template.defaults.copy()  # keeps the field order
+    data.update(fields)
+    for name, factory in template.factories:
+        if name not in fields:
             data[name] = factory()
-        elif default is _MISSING:
+    for name in template.required:
+        if name not in fields:
             raise TypeError(f"{cls.__name__}: missing required field {name!r}")
-        else:
-            data[name] = default
     obj = _new(cls)
     _set(obj, "__dict__", data)
-    _set(obj, "__pydantic_fields_set__", set(names))
+    _set(obj, "__pydantic_fields_set__", set(template.fields_set))
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
     return obj

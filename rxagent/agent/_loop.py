@@ -143,6 +143,8 @@ class Run:
         self.finished = False
         self.done: asyncio.Future[None] = ctx.loop.create_future()
         self.awaiting_model = False
+        self.awaiting_tool = False
+        self.drainer: asyncio.Task[None] | None = None
         self.cancelled_for_interrupt = False
         self.reporting_hook_error = False
         self.timer: asyncio.TimerHandle | None = None
@@ -340,7 +342,8 @@ class Run:
         ctx._interrupt_requested = True
         ctx._interrupt_reason = msg
         ctx._timed_out = timeout
-        if self.awaiting_model and self.task is not None:
+        cancel_tool = self.awaiting_tool and self.agent.interrupt_tools == "cancel"
+        if (self.awaiting_model or cancel_tool) and self.task is not None:
             self.cancelled_for_interrupt = True
             self.task.cancel()
         if self.agent.interrupt_tools == "cancel":
@@ -886,6 +889,49 @@ async def _wait_for(run: Run, task: asyncio.Task[Any]) -> None:
                 ctx._waiter = None
 
 
+def _start_drainer(run: Run) -> None:
+    """Deliver what a tool emits while it runs on the run's own task (see `_run_inline`)."""
+    if run.drainer is None or run.drainer.done():
+        run.drainer = run.ctx.loop.create_task(run.drain(), context=run.pyctx)
+        run.tool_tasks.add(run.drainer)
+
+
+async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultBlock:
+    """Run one tool call on the run's own task: no task and no loop tick of its own.
+
+    The run's task is suspended inside the tool meanwhile, so events the tool emits are
+    delivered by a drainer task, started only if the tool does emit. An interrupt cancels the
+    run's task while it waits here, so the tool sees `CancelledError`, as a tool task would.
+    """
+    ctx = run.ctx
+    ctx.tools_used.append(call.name)
+    run.awaiting_tool = True
+    ctx._on_pending = lambda: _start_drainer(run)
+    outcome: ToolOutcome | ToolResultBlock
+    try:
+        outcome = await run.agent.toolkit.execute(
+            call, inject=run.inject, timeout=run.agent.tool_timeout
+        )
+    except asyncio.CancelledError:
+        if not run.cancelled_for_interrupt:
+            raise
+        run.cancelled_for_interrupt = False
+        if run.task is not None:
+            run.task.uncancel()
+        outcome = ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+    finally:
+        run.awaiting_tool = False
+        ctx._on_pending = None
+    drainer = run.drainer
+    if drainer is not None:
+        run.drainer = None
+        await drainer
+        run.tool_tasks.discard(drainer)
+    if ctx._pending:
+        await run.drain()
+    return outcome
+
+
 async def _act_sequential(
     run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
 ) -> bool:
@@ -897,9 +943,8 @@ async def _act_sequential(
         if isinstance(approved, ToolResultBlock):
             stop = await _post_acting(run, call, approved, results) or stop
             continue
-        task = _start_tool(run, approved)
-        await _wait_for(run, task)
-        stop = await _post_acting(run, approved, _outcome(run, approved, task), results) or stop
+        outcome = await _run_inline(run, approved)
+        stop = await _post_acting(run, approved, outcome, results) or stop
     return stop
 
 

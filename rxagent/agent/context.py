@@ -15,7 +15,7 @@ from rxagent.models.base import ChatModel, ModelOptions, Usage
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from rxagent.state import AgentState
 
@@ -126,6 +126,7 @@ class RunContext:
         self._seq = 0
         self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._on_pending: Callable[[], None] | None = None
         self._loop_thread = threading.get_ident()
         self._interrupt_requested = False
         self._interrupt_reason: Msg | None = None
@@ -205,6 +206,8 @@ class RunContext:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+        elif self._on_pending is not None:
+            self._on_pending()
 
     def _common(self, step: int | None = None) -> dict[str, Any]:
         """The common fields for the next event (assigns its `seq`)."""

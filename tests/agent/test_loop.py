@@ -562,3 +562,34 @@ async def test_chunk_index_is_block_position():
     chunks = [e for e in events if isinstance(e, ReasoningChunkEvent) and e.step == 0]
     assert sorted({c.index for c in chunks}) == [0, 1, 2]
     assert {c.index for c in chunks if c.delta.type == "tool_call_delta"} == {1}
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+async def test_tool_progress_is_delivered_while_the_tool_runs(parallel: bool):
+    seen_by_consumer = asyncio.Event()
+
+    @tool
+    async def long_job(n: int) -> str:
+        """Report progress, then wait until the consumer has seen it.
+
+        Args:
+            n: A label.
+        """
+        current_run().emit(CustomEvent, name="progress", data=n)
+        await asyncio.wait_for(seen_by_consumer.wait(), 2.0)
+        return "finished"
+
+    calls = [tool_call("long_job", n=1)] + ([tool_call("long_job", n=2)] if parallel else [])
+    model = ScriptedModel([calls, "done"])
+    agent = ReActAgent("a", "", model, tools=[long_job])
+    events = []
+    async for event in agent.events("go"):
+        events.append(event)
+        if isinstance(event, CustomEvent):
+            seen_by_consumer.set()
+    assert_event_protocol(events)
+    results = [e.result for e in events if isinstance(e, PostActingEvent)]
+    assert all(r.output == "finished" for r in results)
+    progress = [e for e in events if isinstance(e, CustomEvent)]
+    first_post = next(e for e in events if isinstance(e, PostActingEvent))
+    assert progress[0].seq < first_post.seq
