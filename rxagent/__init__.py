@@ -10,64 +10,131 @@ Example:
     ```
 """
 
-from rxagent.agent import AgentError as AgentError
-from rxagent.agent import AgentInput as AgentInput
-from rxagent.agent import AgentResult as AgentResult
-from rxagent.agent import FinalAnswerMarker as FinalAnswerMarker
-from rxagent.agent import MaxSteps as MaxSteps
-from rxagent.agent import ReActAgent as ReActAgent
-from rxagent.agent import RunContext as RunContext
-from rxagent.agent import StopCondition as StopCondition
-from rxagent.agent import StopReason as StopReason
-from rxagent.agent import current_run as current_run
-from rxagent.agent import final_answer_marker as final_answer_marker
-from rxagent.agent import max_steps as max_steps
-from rxagent.errors import ErrorCode as ErrorCode
-from rxagent.errors import HookContractError as HookContractError
-from rxagent.errors import Reject as Reject
-from rxagent.errors import RxAgentError as RxAgentError
-from rxagent.errors import SessionBusyError as SessionBusyError
-from rxagent.events import EVENT_ADAPTER as EVENT_ADAPTER
-from rxagent.events import ActingChunkEvent as ActingChunkEvent
-from rxagent.events import AgentEvent as AgentEvent
-from rxagent.events import BaseEvent as BaseEvent
-from rxagent.events import CustomEvent as CustomEvent
-from rxagent.events import ErrorEvent as ErrorEvent
-from rxagent.events import InterruptedEvent as InterruptedEvent
-from rxagent.events import PostActingEvent as PostActingEvent
-from rxagent.events import PostCallEvent as PostCallEvent
-from rxagent.events import PostReasoningEvent as PostReasoningEvent
-from rxagent.events import PreActingEvent as PreActingEvent
-from rxagent.events import PreCallEvent as PreCallEvent
-from rxagent.events import PreReasoningEvent as PreReasoningEvent
-from rxagent.events import ReasoningChunkEvent as ReasoningChunkEvent
-from rxagent.events import RetryEvent as RetryEvent
-from rxagent.hooks import BaseHook as BaseHook
-from rxagent.hooks import Hook as Hook
-from rxagent.hooks import HookChain as HookChain
-from rxagent.hooks import hook as hook
-from rxagent.messages import Block as Block
-from rxagent.messages import ImageBlock as ImageBlock
-from rxagent.messages import Msg as Msg
-from rxagent.messages import TextBlock as TextBlock
-from rxagent.messages import ThinkingBlock as ThinkingBlock
-from rxagent.messages import ToolResultBlock as ToolResultBlock
-from rxagent.messages import ToolUseBlock as ToolUseBlock
-from rxagent.models import ChatModel as ChatModel
-from rxagent.models import ModelDelta as ModelDelta
-from rxagent.models import ModelOptions as ModelOptions
-from rxagent.models import ToolSchema as ToolSchema
-from rxagent.models import Usage as Usage
-from rxagent.state import AgentState as AgentState
-from rxagent.state import InMemoryStore as InMemoryStore
-from rxagent.state import SessionStore as SessionStore
-from rxagent.tools import Injected as Injected
-from rxagent.tools import Tool as Tool
-from rxagent.tools import Toolkit as Toolkit
-from rxagent.tools import ToolOutcome as ToolOutcome
-from rxagent.tools import tool as tool
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from rxagent.agent import AgentError as AgentError
+    from rxagent.agent import AgentInput as AgentInput
+    from rxagent.agent import AgentResult as AgentResult
+    from rxagent.agent import FinalAnswerMarker as FinalAnswerMarker
+    from rxagent.agent import MaxSteps as MaxSteps
+    from rxagent.agent import ReActAgent as ReActAgent
+    from rxagent.agent import RunContext as RunContext
+    from rxagent.agent import StopCondition as StopCondition
+    from rxagent.agent import StopReason as StopReason
+    from rxagent.agent import current_run as current_run
+    from rxagent.agent import final_answer_marker as final_answer_marker
+    from rxagent.agent import max_steps as max_steps
+    from rxagent.errors import ErrorCode as ErrorCode
+    from rxagent.errors import HookContractError as HookContractError
+    from rxagent.errors import Reject as Reject
+    from rxagent.errors import RxAgentError as RxAgentError
+    from rxagent.errors import SessionBusyError as SessionBusyError
+    from rxagent.events import EVENT_ADAPTER as EVENT_ADAPTER
+    from rxagent.events import ActingChunkEvent as ActingChunkEvent
+    from rxagent.events import AgentEvent as AgentEvent
+    from rxagent.events import BaseEvent as BaseEvent
+    from rxagent.events import CustomEvent as CustomEvent
+    from rxagent.events import ErrorEvent as ErrorEvent
+    from rxagent.events import InterruptedEvent as InterruptedEvent
+    from rxagent.events import PostActingEvent as PostActingEvent
+    from rxagent.events import PostCallEvent as PostCallEvent
+    from rxagent.events import PostReasoningEvent as PostReasoningEvent
+    from rxagent.events import PreActingEvent as PreActingEvent
+    from rxagent.events import PreCallEvent as PreCallEvent
+    from rxagent.events import PreReasoningEvent as PreReasoningEvent
+    from rxagent.events import ReasoningChunkEvent as ReasoningChunkEvent
+    from rxagent.events import RetryEvent as RetryEvent
+    from rxagent.hooks import BaseHook as BaseHook
+    from rxagent.hooks import Hook as Hook
+    from rxagent.hooks import HookChain as HookChain
+    from rxagent.hooks import hook as hook
+    from rxagent.messages import Block as Block
+    from rxagent.messages import ImageBlock as ImageBlock
+    from rxagent.messages import Msg as Msg
+    from rxagent.messages import TextBlock as TextBlock
+    from rxagent.messages import ThinkingBlock as ThinkingBlock
+    from rxagent.messages import ToolResultBlock as ToolResultBlock
+    from rxagent.messages import ToolUseBlock as ToolUseBlock
+    from rxagent.models import ChatModel as ChatModel
+    from rxagent.models import ModelDelta as ModelDelta
+    from rxagent.models import ModelOptions as ModelOptions
+    from rxagent.models import ToolSchema as ToolSchema
+    from rxagent.models import Usage as Usage
+    from rxagent.state import AgentState as AgentState
+    from rxagent.state import InMemoryStore as InMemoryStore
+    from rxagent.state import SessionStore as SessionStore
+    from rxagent.tools import Injected as Injected
+    from rxagent.tools import Tool as Tool
+    from rxagent.tools import Toolkit as Toolkit
+    from rxagent.tools import ToolOutcome as ToolOutcome
+    from rxagent.tools import tool as tool
 
 __version__ = "0.1.0"
+
+# Names are imported on first use, so `import rxagent` (and the pytest plugin, which lives
+# in rxagent.testing) stays cheap; type checkers and docs see the imports above.
+_EXPORTS: Final[dict[str, str]] = {
+    "AgentError": "rxagent.agent",
+    "AgentInput": "rxagent.agent",
+    "AgentResult": "rxagent.agent",
+    "FinalAnswerMarker": "rxagent.agent",
+    "MaxSteps": "rxagent.agent",
+    "ReActAgent": "rxagent.agent",
+    "RunContext": "rxagent.agent",
+    "StopCondition": "rxagent.agent",
+    "StopReason": "rxagent.agent",
+    "current_run": "rxagent.agent",
+    "final_answer_marker": "rxagent.agent",
+    "max_steps": "rxagent.agent",
+    "ErrorCode": "rxagent.errors",
+    "HookContractError": "rxagent.errors",
+    "Reject": "rxagent.errors",
+    "RxAgentError": "rxagent.errors",
+    "SessionBusyError": "rxagent.errors",
+    "EVENT_ADAPTER": "rxagent.events",
+    "ActingChunkEvent": "rxagent.events",
+    "AgentEvent": "rxagent.events",
+    "BaseEvent": "rxagent.events",
+    "CustomEvent": "rxagent.events",
+    "ErrorEvent": "rxagent.events",
+    "InterruptedEvent": "rxagent.events",
+    "PostActingEvent": "rxagent.events",
+    "PostCallEvent": "rxagent.events",
+    "PostReasoningEvent": "rxagent.events",
+    "PreActingEvent": "rxagent.events",
+    "PreCallEvent": "rxagent.events",
+    "PreReasoningEvent": "rxagent.events",
+    "ReasoningChunkEvent": "rxagent.events",
+    "RetryEvent": "rxagent.events",
+    "BaseHook": "rxagent.hooks",
+    "Hook": "rxagent.hooks",
+    "HookChain": "rxagent.hooks",
+    "hook": "rxagent.hooks",
+    "Block": "rxagent.messages",
+    "ImageBlock": "rxagent.messages",
+    "Msg": "rxagent.messages",
+    "TextBlock": "rxagent.messages",
+    "ThinkingBlock": "rxagent.messages",
+    "ToolResultBlock": "rxagent.messages",
+    "ToolUseBlock": "rxagent.messages",
+    "ChatModel": "rxagent.models",
+    "ModelDelta": "rxagent.models",
+    "ModelOptions": "rxagent.models",
+    "ToolSchema": "rxagent.models",
+    "Usage": "rxagent.models",
+    "AgentState": "rxagent.state",
+    "InMemoryStore": "rxagent.state",
+    "SessionStore": "rxagent.state",
+    "Injected": "rxagent.tools",
+    "Tool": "rxagent.tools",
+    "Toolkit": "rxagent.tools",
+    "ToolOutcome": "rxagent.tools",
+    "tool": "rxagent.tools",
+}
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -128,3 +195,16 @@ __all__ = [
     "max_steps",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rxagent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

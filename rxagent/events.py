@@ -268,7 +268,7 @@ class InterruptedEvent(BaseEvent):
     """The run noticed an interrupt (or its `request_timeout`) at a checkpoint."""
 
     type: Literal["interrupted"] = "interrupted"
-    checkpoint: Literal["before_reasoning", "chunk", "before_acting", "after_tool", "timeout"]
+    checkpoint: Literal["before_reasoning", "chunk", "before_acting", "after_tool"]
     """Where it was noticed."""
     reason: str = ""
     """The interrupt message's text, if any."""

@@ -81,3 +81,15 @@ def test_error_codes_equal_their_names():
     for code in ErrorCode:
         assert code.value == code.name
         assert error_class_for(code).code is code
+
+
+def test_lazy_exports_match_all_and_import_is_cheap():
+    import subprocess
+    import sys
+
+    assert set(rxagent._EXPORTS) == set(rxagent.__all__) - {"__version__"}
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = rxagent.Nope  # type: ignore[attr-defined]
+    code = "import sys, rxagent; print('rxagent.agent' in sys.modules, 'pydantic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

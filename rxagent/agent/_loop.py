@@ -27,9 +27,10 @@ from reactivex.disposable import Disposable
 from rxagent._fast import trusted
 from rxagent.agent._operators import expand_sequentially
 from rxagent.agent.conditions import FinalAnswerMarker, MaxSteps
-from rxagent.agent.context import _CURRENT, RunContext
+from rxagent.agent.context import _CURRENT, _CURRENT_CALL, RunContext
 from rxagent.errors import (
     AgentRunError,
+    ConcurrentModificationError,
     ErrorCode,
     HookFailedError,
     Reject,
@@ -213,9 +214,16 @@ class Run:
         try:
             try:
                 following = await _PHASES[kind](self)
-            except HookFailedError as exc:
+            except HookFailedError as exc:  # a hook with on_error="propagate" failed
                 following = await self.fail(
                     ErrorCode.UNKNOWN, str(exc), source=f"hook:{exc.hook}", exception=exc
+                )
+            except Reject as reject:  # refused where only the whole run can be refused
+                following = await self.fail(
+                    ErrorCode.HOOK_REJECTED,
+                    f"the run was rejected: {reject.reason}",
+                    source=f"hook:{reject.hook}",
+                    exception=reject,
                 )
             except asyncio.CancelledError:
                 if self.disposed:
@@ -227,9 +235,10 @@ class Run:
                 raise
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a bug: the run cannot go on
-            logger.exception("run %s failed unexpectedly", self.ctx.run_id)
-            self._release()
+        except Exception as exc:  # the run cannot go on: a bug, or a session taken elsewhere
+            if not isinstance(exc, SessionBusyError):
+                logger.exception("run %s failed unexpectedly", self.ctx.run_id)
+            await self._abandon()
             if not self.disposed:
                 observer.on_error(exc)
             return False
@@ -244,15 +253,15 @@ class Run:
     async def publish(self, event: EventT) -> EventT:
         """Run `event` through the hooks, deliver it, then deliver what that produced.
 
-        A refused event (`Reject`) is still delivered, as it was made, before the refusal
-        propagates: subscribers see what was refused.
+        A refused event (`Reject`, or a propagating hook failure) is still delivered, as it was
+        made, before the refusal propagates: subscribers see what was refused.
         """
         try:
             event = await self.chain.dispatch(event, report=self._report_hook_error)
-        except Reject:
+        except (Reject, HookFailedError):
             self._deliver(event)
             if self.ctx._pending:
-                await self.drain()
+                await self.drain(quiet=True)
             raise
         self._deliver(event)
         if self.ctx._pending:
@@ -266,29 +275,28 @@ class Run:
         if not self.disposed and self.observer is not None:
             self.observer.on_next(event)
 
-    async def drain(self) -> None:
-        """Deliver events emitted by hooks and tools, in emission order."""
+    async def drain(self, *, quiet: bool = False) -> None:
+        """Deliver events emitted by hooks and tools, in emission order.
+
+        With `quiet`, a hook refusing one of them (`Reject`, a propagating failure) is logged
+        instead of raised: used where the run is already ending.
+        """
         pending = self.ctx._pending
         while pending:
-            event_type, payload = pending.popleft()
-            try:
-                event = self.ctx._make_validated(event_type, payload)
-            except ValidationError as exc:
-                event = self.ctx._make(
-                    ErrorEvent,
-                    code=ErrorCode.UNKNOWN,
-                    message=f"emit({event_type.__name__}, ...) got an invalid payload: {exc}",
-                    source="agent",
-                    recoverable=True,
-                    exception="ValidationError",
-                )
+            event = self.ctx._make_emitted(*pending.popleft())
             hook_error = isinstance(event, ErrorEvent) and event.source.startswith("hook:")
             self.reporting_hook_error = hook_error
             try:
-                event = await self.chain.dispatch(event, report=self._report_hook_error)
+                dispatched = await self.chain.dispatch(event, report=self._report_hook_error)
+            except (Reject, HookFailedError) as exc:
+                if not quiet:
+                    self._deliver(event)
+                    raise
+                logger.error("a hook refused %s while the run was ending: %s", event.type, exc)
+                dispatched = event
             finally:
                 self.reporting_hook_error = False
-            self._deliver(event)
+            self._deliver(dispatched)
 
     def _report_hook_error(self, hook: Hook, exc: Exception) -> None:
         if self.reporting_hook_error:  # a hook failing on a hook-failure report: log only
@@ -318,16 +326,18 @@ class Run:
         name = type(exception).__name__ if exception is not None else None
         self.error = AgentError(code=code, message=message, source=source, exception=name)
         self.stop_reason = "error"
-        await self.publish(
-            self.ctx._make(
-                ErrorEvent,
-                code=code,
-                message=message,
-                source=source,
-                recoverable=recoverable,
-                exception=name,
-            )
+        event = self.ctx._make(
+            ErrorEvent,
+            code=code,
+            message=message,
+            source=source,
+            recoverable=recoverable,
+            exception=name,
         )
+        try:
+            await self.publish(event)
+        except (Reject, HookFailedError) as exc:  # the run is failing already: don't fail twice
+            logger.error("a hook refused the ErrorEvent of a failing run: %s", exc)
         return "finish"
 
     # -- interrupts ------------------------------------------------------------------------------
@@ -392,17 +402,19 @@ class Run:
         self.agent._track(cleanup)
 
     async def _cleanup_after_dispose(self, task: asyncio.Task[None] | None) -> None:
+        if task is not None:
+            pending: list[asyncio.Task[Any]] = [task, *self.tool_tasks]
+            await asyncio.wait(pending)
+        await self._abandon("interrupted: the run was cancelled")
+
+    async def _abandon(self, reason: str = "not executed: the run failed") -> None:
+        """End a run that cannot finish normally: keep memory paired, save it, free the session."""
         try:
-            if task is not None:
-                pending: list[asyncio.Task[Any]] = [task, *self.tool_tasks]
-                await asyncio.wait(pending)
-            self.ctx._memory = pair_tool_calls(
-                self.ctx._memory, "interrupted: the run was cancelled"
-            )
+            self.ctx._memory = pair_tool_calls(self.ctx._memory, reason)
             if self.holds_session:
                 await self.save_state()
-        except Exception:  # pragma: no cover - a failing store while cancelling
-            logger.exception("could not save session %r after cancel", self.ctx.session_id)
+        except Exception:  # a failing store must not keep the session locked
+            logger.exception("could not save session %r", self.ctx.session_id)
         finally:
             await self._release_lease()
             self._release()
@@ -441,9 +453,10 @@ class Run:
         self.version = await self.agent.store.save(
             self.agent.name, ctx.session_id, state, expected_version=self.version
         )
-        await self._renew_lease()
+        await self.renew_lease()
 
-    async def _renew_lease(self) -> None:
+    async def renew_lease(self) -> None:
+        """Extend the session lease when a third of its TTL has passed (checked per step)."""
         ttl = self.agent.lease_ttl_s
         now = time.monotonic()
         if self.holds_lease and now - self.lease_renewed_at > ttl / 3:
@@ -487,7 +500,12 @@ class Run:
             session_id=ctx.session_id,
         )
         post = ctx._make(PostCallEvent, reply=reply, result=result)
-        post = await self.chain.dispatch(post, report=self._report_hook_error)
+        try:
+            post = await self.chain.dispatch(post, report=self._report_hook_error)
+        except (Reject, HookFailedError) as exc:  # the PostCall itself is refused: fail the run
+            code = ErrorCode.HOOK_REJECTED if isinstance(exc, Reject) else ErrorCode.UNKNOWN
+            result = self._failed_result(result, code, str(exc), f"hook:{exc.hook}", exc)
+            post = PostCallEvent._construct({**post.__dict__, "result": result})
         if post.reply is not reply:
             result = result.model_copy(update={"reply": post.reply})
             post = PostCallEvent._construct({**post.__dict__, "result": result})
@@ -495,13 +513,44 @@ class Run:
                 ctx._memory[-1] = post.reply
         self.reply = post.reply
         if self.holds_session:
-            await self.save_state()
+            try:
+                await self.save_state()
+            except ConcurrentModificationError as exc:
+                result = self._failed_result(result, ErrorCode.UNKNOWN, str(exc), "agent", exc)
+                post = PostCallEvent._construct({**post.__dict__, "result": result})
         await self._release_lease()
         if ctx._pending:  # emitted while PostCall was dispatched: they go before it
-            await self.drain()
+            await self.drain(quiet=True)
             post = PostCallEvent._construct({**post.__dict__, "seq": ctx._common()["seq"]})
         self._release()
         self._deliver(post)
+
+    def _failed_result(
+        self,
+        result: AgentResult[Any],
+        code: ErrorCode,
+        message: str,
+        source: str,
+        exc: BaseException,
+    ) -> AgentResult[Any]:
+        """Fail the run at its very end: queue the ErrorEvent, return the failed result."""
+        self.ctx._enqueue(
+            ErrorEvent,
+            {
+                "code": code,
+                "message": message,
+                "source": source,
+                "recoverable": False,
+                "exception": type(exc).__name__,
+            },
+        )
+        if self.error is not None:  # the run already failed: keep its first error
+            return result
+        self.error = AgentError(
+            code=code, message=message, source=source, exception=type(exc).__name__
+        )
+        self.stop_reason = "error"
+        return result.model_copy(update={"ok": False, "error": self.error, "stop_reason": "error"})
 
     async def _validate_output(self, reply: Msg) -> Any:
         output_type = self.ctx.output_type
@@ -608,6 +657,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
     agent = run.agent
     if ctx._interrupt_requested:
         return await run.interrupted("before_reasoning")
+    await run.renew_lease()
     messages = tuple(ctx._memory)
     if run.system_msg is not None:
         messages = (run.system_msg, *messages)
@@ -845,6 +895,7 @@ async def _post_acting(
 
 
 async def _execute(run: Run, call: ToolUseBlock) -> ToolOutcome:
+    _CURRENT_CALL.set(call)  # this task runs in its own copy of the context
     try:
         return await run.agent.toolkit.execute(
             call, inject=run.inject, timeout=run.agent.tool_timeout
@@ -907,6 +958,7 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
     ctx.tools_used.append(call.name)
     run.awaiting_tool = True
     ctx._on_pending = lambda: _start_drainer(run)
+    token = _CURRENT_CALL.set(call)
     outcome: ToolOutcome | ToolResultBlock
     try:
         outcome = await run.agent.toolkit.execute(
@@ -920,6 +972,7 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
             run.task.uncancel()
         outcome = ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
     finally:
+        _CURRENT_CALL.reset(token)
         run.awaiting_tool = False
         ctx._on_pending = None
     drainer = run.drainer

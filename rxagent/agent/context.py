@@ -8,9 +8,11 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from rxagent.errors import NoActiveRunError
-from rxagent.events import BaseEvent
-from rxagent.messages import Msg, new_id
+from pydantic import ValidationError
+
+from rxagent.errors import ErrorCode, NoActiveRunError
+from rxagent.events import ActingChunkEvent, BaseEvent, ErrorEvent
+from rxagent.messages import Msg, ToolUseBlock, new_id
 from rxagent.models.base import ChatModel, ModelOptions, Usage
 
 if TYPE_CHECKING:
@@ -42,6 +44,11 @@ def _defaults(event_type: type[BaseEvent]) -> dict[str, Any]:
     }
 
 
+_CURRENT_CALL: Final[contextvars.ContextVar[ToolUseBlock | None]] = contextvars.ContextVar(
+    "rxagent_current_tool_call", default=None
+)
+
+
 def current_run() -> RunContext:
     """Return the run that is executing the calling hook, tool or model.
 
@@ -57,13 +64,13 @@ def current_run() -> RunContext:
         def lookup(key: str) -> str:
             \"\"\"Look a key up.
 
-    Args:
+            Args:
                 key: The key.
             \"\"\"
             current_run().emit(CustomEvent, name="lookup", data={"key": key})
             return key.upper()
         ```
-    """
+    """  # noqa: D214 - the example tool's docstring has its own Args section
     run = _CURRENT.get()
     if run is None:
         raise NoActiveRunError(
@@ -197,6 +204,56 @@ class RunContext:
         else:
             self._enqueue(event_type, payload)
 
+    @property
+    def tool_call(self) -> ToolUseBlock | None:
+        """The tool call being executed, when called from inside a tool; otherwise None."""
+        return _CURRENT_CALL.get()
+
+    def progress(self, chunk: Any) -> None:
+        """Report progress of the running tool: emits an `ActingChunkEvent` for its call.
+
+        Args:
+            chunk: The progress value (JSON-ready), delivered in order while the tool runs.
+
+        Raises:
+            RuntimeError: When called outside a tool.
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import ActingChunkEvent, ReActAgent, current_run, tool
+            from rxagent.testing import ScriptedModel, tool_call
+
+
+            @tool
+            async def crawl(pages: int) -> str:
+                \"\"\"Crawl some pages.
+
+                Args:
+                    pages: How many.
+                \"\"\"
+                for page in range(pages):
+                    current_run().progress({"page": page + 1, "of": pages})
+                    await asyncio.sleep(0)
+                return "crawled"
+
+
+            async def main() -> list[object]:
+                agent = ReActAgent("a", "", ScriptedModel([tool_call("crawl", pages=3), "ok"]),
+                                   tools=[crawl])
+                return [e.chunk async for e in agent.events("go")
+                        if isinstance(e, ActingChunkEvent)]
+
+
+            assert asyncio.run(main()) == [{"page": 1, "of": 3}, {"page": 2, "of": 3},
+                                           {"page": 3, "of": 3}]
+            ```
+        """  # noqa: D214 - the example tool's docstring has its own Args section
+        call = _CURRENT_CALL.get()
+        if call is None:
+            raise RuntimeError("progress() reports on a running tool; call it from inside a tool")
+        self.emit(ActingChunkEvent, tool_call_id=call.id, tool_name=call.name, chunk=chunk)
+
     def _enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
         self._pending.append((event_type, payload))
         self._notify()
@@ -234,10 +291,21 @@ class RunContext:
         fields.update(payload)
         return event_type._construct(fields)
 
-    def _make_validated(self, event_type: type[EventT], payload: dict[str, Any]) -> EventT:
+    def _make_emitted(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> BaseEvent:
+        """Build an event emitted by a hook or tool (validated); a bad payload becomes an error."""
         fields = self._common()
-        fields.update(payload)
-        return event_type.model_validate(fields)
+        try:
+            return event_type.model_validate({**fields, **payload})
+        except ValidationError as exc:
+            fields.update(
+                type="error",
+                code=ErrorCode.UNKNOWN,
+                message=f"emit({event_type.__name__}, ...) got an invalid payload: {exc}",
+                source="agent",
+                recoverable=True,
+                exception="ValidationError",
+            )
+            return ErrorEvent._construct(fields)
 
     def __repr__(self) -> str:
         return (
