@@ -121,7 +121,9 @@ async def test_a_conflicting_save_fails_the_run_instead_of_raising():
         await store.save("a", "default", stored.state)
         return "meddled"
 
-    agent = ReActAgent("a", "", ScriptedModel([tool_call("meddle"), "done"]), tools=[meddle], store=store)
+    agent = ReActAgent(
+        "a", "", ScriptedModel([tool_call("meddle"), "done"]), tools=[meddle], store=store
+    )
     await agent.load_state_dict({"schema_version": 1})
     events = await collect(agent)
     assert_event_protocol(events)
