@@ -18,7 +18,7 @@ import contextvars
 import inspect
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 from reactivex import Observable, Observer, abc
@@ -557,7 +557,7 @@ class Run:
         if output_type is str:
             return reply.text
         try:
-            return TypeAdapter(output_type).validate_json(reply.text)
+            return TypeAdapter[Any](cast("Any", output_type)).validate_json(reply.text)
         except ValidationError as exc:
             await self.fail(
                 ErrorCode.OUTPUT_INVALID,

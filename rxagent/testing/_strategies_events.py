@@ -277,7 +277,7 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
     InterruptedEvent: lambda: st.fixed_dictionaries(
         {
             "checkpoint": st.sampled_from(
-                ("before_reasoning", "chunk", "before_acting", "after_tool", "timeout")
+                ("before_reasoning", "chunk", "before_acting", "after_tool")
             ),
             "reason": st.text(max_size=20),
         }

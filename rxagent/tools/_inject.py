@@ -11,7 +11,7 @@ import importlib
 import types
 import typing
 import warnings
-from typing import Annotated, Any, Final, TypeAlias, TypeVar
+from typing import Annotated, Any, Final, TypeAlias, TypeVar, cast
 
 from pydantic import TypeAdapter
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
@@ -117,7 +117,7 @@ def has_json_schema(annotation: object) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
-            TypeAdapter(annotation).json_schema()
+            TypeAdapter[Any](cast("Any", annotation)).json_schema()
     except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema):
         return False
     return True
