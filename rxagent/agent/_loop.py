@@ -165,6 +165,7 @@ class Run:
         self.following: Phase | None = None
         self.requested: Phase | None = None
         self.call_counter = 0
+        self.stream_restarts = 0
         self.inject: dict[type[Any], object] = {RunContext: ctx, **ctx.deps}
 
     # -- phases as observables -------------------------------------------------------------------
@@ -707,6 +708,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
 
 def _end_step(run: Run, following: Phase) -> Phase:
     run.ctx.step += 1
+    run.stream_restarts = 0
     return following
 
 
@@ -765,6 +767,8 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
                     run.task.uncancel()
                 return await run.interrupted("chunk")
             except AgentRunError as exc:
+                if exc.recoverable and builder.started and run.stream_restarts < MAX_RESTARTS:
+                    return await _restart_step(run, exc)
                 return await run.fail(
                     exc.code, str(exc), source="model", exception=exc, recoverable=False
                 )
@@ -790,6 +794,29 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
         usage = usage + Usage(requests=1)
     ctx.usage = ctx.usage + usage
     return builder.build(), usage
+
+
+MAX_RESTARTS: Final = 2
+"""How often one step restarts after its model stream broke with a recoverable error."""
+
+
+async def _restart_step(run: Run, exc: AgentRunError) -> Phase:
+    """Report a stream that broke after chunks reached the run, and redo the step.
+
+    The step starts again from a new PreReasoning. Retrying before the first chunk is the model
+    client's job.
+    """
+    run.stream_restarts += 1
+    event = run.ctx._make(
+        ErrorEvent,
+        code=exc.code,
+        message=f"the model stream broke ({exc}); the step starts again",
+        source="model",
+        recoverable=True,
+        exception=type(exc).__name__,
+    )
+    await run.publish(event)
+    return "step"
 
 
 def _answer_unrun(run: Run, calls: Sequence[ToolUseBlock], why: str) -> None:

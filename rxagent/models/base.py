@@ -263,6 +263,11 @@ class ResponseBuilder:
 
     __slots__ = ("_blocks", "_id_factory", "_positions", "finish_reason", "usage")
 
+    @property
+    def started(self) -> bool:
+        """True once a content delta (text, thinking or tool call) has arrived."""
+        return bool(self._blocks)
+
     def __init__(self, id_factory: Callable[[], str] | None = None) -> None:
         self._positions: dict[_BlockKey, int] = {}
         self._blocks: list[list[Any]] = []  # [kind, text-or-args, id, name, signature]

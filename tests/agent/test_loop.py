@@ -593,3 +593,62 @@ async def test_tool_progress_is_delivered_while_the_tool_runs(parallel: bool):
     progress = [e for e in events if isinstance(e, CustomEvent)]
     first_post = next(e for e in events if isinstance(e, PostActingEvent))
     assert progress[0].seq < first_post.seq
+
+
+async def test_a_stream_broken_after_chunks_restarts_the_step():
+    from rxagent.errors import ProviderError
+    from rxagent.models import TextDelta
+
+    attempts = 0
+
+    async def flaky(messages, tools, options):
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+
+            async def broken():
+                yield TextDelta(index=0, text="Hal")
+                raise ProviderError("connection reset", recoverable=True)
+
+            return broken()
+        return "Hello"
+
+    agent = ReActAgent("a", "", FunctionModel(flaky))
+    events = await collect(agent)
+    assert_event_protocol(events)
+    assert types(events) == [
+        "pre_call",
+        "pre_reasoning",
+        "reasoning_chunk",
+        "error",
+        "pre_reasoning",
+        "reasoning_chunk",
+        "post_reasoning",
+        "post_call",
+    ]
+    error = events[3]
+    assert isinstance(error, ErrorEvent)
+    assert error.recoverable
+    assert error.source == "model"
+    result = events[-1].result  # type: ignore[attr-defined]
+    assert result.ok
+    assert result.text == "Hello"
+    assert result.steps == 1
+
+
+async def test_a_stream_that_keeps_breaking_fails_the_run():
+    from rxagent.errors import ProviderError
+    from rxagent.models import TextDelta
+
+    async def always_broken(messages, tools, options):
+        async def broken():
+            yield TextDelta(index=0, text="x")
+            raise ProviderError("reset", recoverable=True)
+
+        return broken()
+
+    events = await collect(ReActAgent("a", "", FunctionModel(always_broken)))
+    assert_event_protocol(events)
+    errors = [e for e in events if isinstance(e, ErrorEvent)]
+    assert [e.recoverable for e in errors] == [True, True, False]
+    assert not events[-1].result.ok  # type: ignore[attr-defined]
