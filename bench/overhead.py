@@ -25,6 +25,7 @@ import asyncio
 import gc
 import json
 import platform
+import random
 import statistics
 import sys
 import time
@@ -138,14 +139,14 @@ async def per_step(steps: int, runs: int, rounds: int) -> dict[str, float]:
 
         return run
 
-    samples: dict[str, list[float]] = {k: [] for k in ("raw", "0", "5", "20")}
+    variants = [("raw", run_raw), *((n, run_agent(n)) for n in ("0", "5", "20"))]
+    for _, runner in variants:  # warm up: first calls build caches and schemas
+        await time_runs(2, runner)
+    samples: dict[str, list[float]] = {k: [] for k, _ in variants}
+    order = random.Random(7)
     for _ in range(rounds):
-        for name, runner in (
-            ("raw", run_raw),
-            ("0", run_agent("0")),
-            ("5", run_agent("5")),
-            ("20", run_agent("20")),
-        ):
+        order.shuffle(variants)  # no variant always runs first or last in a round
+        for name, runner in variants:
             gc.collect()
             samples[name].extend(await time_runs(runs, runner))
     return {k: statistics.median(v) / steps * 1e6 for k, v in samples.items()}

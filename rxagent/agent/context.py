@@ -283,13 +283,25 @@ class RunContext:
 
     def _make(self, event_type: type[EventT], **payload: Any) -> EventT:
         """Build an event from trusted values without validation (the hot path)."""
-        fields = self._common()
         template = _TEMPLATES.get(event_type)
         if template is None:
             template = _TEMPLATES[event_type] = _defaults(event_type)
-        fields.update(template)
-        fields.update(payload)
-        return event_type._construct(fields)
+        seq = self._seq
+        self._seq = seq + 1
+        return event_type._construct(
+            {
+                **template,
+                "run_id": self.run_id,
+                "session_id": self.session_id,
+                "agent": self.agent,
+                "path": self.path,
+                "step": self.step,
+                "seq": seq,
+                "timestamp": time.time(),
+                "modified_by": (),
+                **payload,
+            }
+        )
 
     def _make_emitted(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> BaseEvent:
         """Build an event emitted by a hook or tool (validated); a bad payload becomes an error."""
