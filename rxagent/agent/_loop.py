@@ -166,6 +166,7 @@ class Run:
         self.requested: Phase | None = None
         self.call_counter = 0
         self.stream_restarts = 0
+        self.memory_start = 0
         self.inject: dict[type[Any], object] = {RunContext: ctx, **ctx.deps}
 
     # -- phases as observables -------------------------------------------------------------------
@@ -411,7 +412,7 @@ class Run:
     async def _abandon(self, reason: str = "not executed: the run failed") -> None:
         """End a run that cannot finish normally: keep memory paired, save it, free the session."""
         try:
-            self.ctx._memory = pair_tool_calls(self.ctx._memory, reason)
+            self.ctx._memory = pair_tool_calls(self.ctx._memory, reason, self.memory_start)
             if self.holds_session:
                 await self.save_state()
         except Exception:  # a failing store must not keep the session locked
@@ -480,7 +481,7 @@ class Run:
             if self.stop_reason == "interrupted"
             else f"not executed: the run ended ({self.stop_reason})"
         )
-        ctx._memory = pair_tool_calls(ctx._memory, reason)
+        ctx._memory = pair_tool_calls(ctx._memory, reason, self.memory_start)
         reply = self.reply or self._fallback_reply()
         output: Any = None
         if self.error is None and ctx.output_type is not None:
@@ -609,6 +610,7 @@ async def _start(run: Run) -> Phase:
     run.holds_session = True
     run.call_counter = state.call_counter
     ctx._memory = list(state.memory)
+    run.memory_start = len(ctx._memory)
     ctx._extra = dict(state.extra)
     if agent.request_timeout is not None:
         run.timer = ctx.loop.call_later(

@@ -115,14 +115,27 @@ def migrate_state(data: dict[str, Any] | AgentState) -> AgentState:
     return AgentState.model_validate(data)
 
 
-def pair_tool_calls(memory: list[Msg], reason: str = "interrupted") -> list[Msg]:
+def pair_tool_calls(memory: list[Msg], reason: str = "interrupted", start: int = 0) -> list[Msg]:
     """Return memory where every tool call has a result.
 
     Results missing for a call get a synthetic error result carrying `reason`, placed after the
     last existing result of that assistant message, so memory stays valid for every provider.
+    Only `memory[start:]` is examined: a run passes where it began, since what came before was
+    paired already, so pairing costs O(this run) rather than O(history).
+
+    Example:
+        ```python
+        from rxagent import Msg, ToolUseBlock
+        from rxagent.state import pair_tool_calls
+
+        memory = [Msg.user("hi"), Msg.assistant([ToolUseBlock(id="c1", name="t")])]
+        paired = pair_tool_calls(memory, "interrupted")
+        assert paired[-1].tool_results[0].id == "c1" and paired[-1].tool_results[0].is_error
+        ```
     """
+    head, memory = memory[:start], memory[start:]
     answered = {r.id for m in memory if m.role == "tool" for r in m.tool_results}
-    out: list[Msg] = []
+    out: list[Msg] = head
     pending: list[Msg] = []
     for message in memory:
         if message.role != "tool" and pending:
