@@ -606,7 +606,7 @@ async def test_a_stream_broken_after_chunks_restarts_the_step():
         attempts += 1
         if attempts == 1:
 
-            async def broken():
+            async def broken() -> Any:
                 yield TextDelta(index=0, text="Hal")
                 raise ProviderError("connection reset", recoverable=True)
 
@@ -641,7 +641,7 @@ async def test_a_stream_that_keeps_breaking_fails_the_run():
     from rxagent.models import TextDelta
 
     async def always_broken(messages, tools, options):
-        async def broken():
+        async def broken() -> Any:
             yield TextDelta(index=0, text="x")
             raise ProviderError("reset", recoverable=True)
 
