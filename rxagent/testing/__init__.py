@@ -30,17 +30,38 @@ Example:
     ```
 """
 
-from rxagent.testing._builders import Turn as Turn
-from rxagent.testing._builders import text as text
-from rxagent.testing._builders import thinking as thinking
-from rxagent.testing._builders import tool_call as tool_call
-from rxagent.testing._models import FunctionModel as FunctionModel
-from rxagent.testing._models import ModelRequest as ModelRequest
-from rxagent.testing._models import ScriptedModel as ScriptedModel
-from rxagent.testing._models import ScriptExhaustedError as ScriptExhaustedError
-from rxagent.testing._protocol import EventProtocolError as EventProtocolError
-from rxagent.testing._protocol import assert_event_protocol as assert_event_protocol
-from rxagent.testing._recorder import EventRecorder as EventRecorder
+from typing import TYPE_CHECKING, Final
+
+from rxagent._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from rxagent.testing._builders import Turn as Turn
+    from rxagent.testing._builders import text as text
+    from rxagent.testing._builders import thinking as thinking
+    from rxagent.testing._builders import tool_call as tool_call
+    from rxagent.testing._models import FunctionModel as FunctionModel
+    from rxagent.testing._models import ModelRequest as ModelRequest
+    from rxagent.testing._models import ScriptedModel as ScriptedModel
+    from rxagent.testing._models import ScriptExhaustedError as ScriptExhaustedError
+    from rxagent.testing._protocol import EventProtocolError as EventProtocolError
+    from rxagent.testing._protocol import assert_event_protocol as assert_event_protocol
+    from rxagent.testing._recorder import EventRecorder as EventRecorder
+
+# imported on first use: the pytest plugin lives in this package, and pytest imports it at
+# start-up in every project that has rxagent installed
+_EXPORTS: Final[dict[str, str]] = {
+    "Turn": "rxagent.testing._builders",
+    "text": "rxagent.testing._builders",
+    "thinking": "rxagent.testing._builders",
+    "tool_call": "rxagent.testing._builders",
+    "FunctionModel": "rxagent.testing._models",
+    "ModelRequest": "rxagent.testing._models",
+    "ScriptedModel": "rxagent.testing._models",
+    "ScriptExhaustedError": "rxagent.testing._models",
+    "EventProtocolError": "rxagent.testing._protocol",
+    "assert_event_protocol": "rxagent.testing._protocol",
+    "EventRecorder": "rxagent.testing._recorder",
+}
 
 __all__ = [
     "EventProtocolError",
@@ -55,3 +76,5 @@ __all__ = [
     "thinking",
     "tool_call",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
