@@ -3,7 +3,7 @@
 from rxagent.agent._agent import AgentInput as AgentInput
 from rxagent.agent._agent import ReActAgent as ReActAgent
 from rxagent.agent._agent import SystemPrompt as SystemPrompt
-from rxagent.agent._agent import coerce_input as coerce_input
+from rxagent.agent._support import coerce_input as coerce_input
 from rxagent.agent.conditions import FinalAnswerMarker as FinalAnswerMarker
 from rxagent.agent.conditions import MaxSteps as MaxSteps
 from rxagent.agent.conditions import StopCondition as StopCondition

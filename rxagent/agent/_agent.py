@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import weakref
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
-from rxagent.agent._loop import Run, run_observable
+from rxagent.agent._consume import bounded_events, final_result
+from rxagent.agent._loop import run_observable
+from rxagent.agent._run import Run
+from rxagent.agent._support import (
+    Deps,
+    LoopThread,
+    check_limit,
+    coerce_deps,
+    coerce_input,
+    resolve_model,
+    running_loop,
+)
 from rxagent.agent.conditions import MaxSteps, StopCondition
 from rxagent.agent.context import RunContext
-from rxagent.errors import ConfigurationError, InvalidInputError, SessionBusyError
-from rxagent.events import BaseEvent, PostCallEvent
+from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, ModelOptions
@@ -23,6 +31,7 @@ from rxagent.tools import Tool, Toolkit
 if TYPE_CHECKING:
     from reactivex import Observable
 
+    from rxagent.events import BaseEvent
     from rxagent.result import AgentResult
 
 __all__ = ["AgentInput", "ReActAgent", "SystemPrompt"]
@@ -33,86 +42,7 @@ AgentInput: TypeAlias = str | Msg | Sequence[Msg] | None
 SystemPrompt: TypeAlias = str | Callable[[RunContext], str | Awaitable[str]]
 """A system prompt, or a function of the run context evaluated at the start of each run."""
 
-Deps: TypeAlias = Sequence[object] | Mapping[type[Any], object] | None
-
 _DEFAULT_EVENT_BUFFER: Final = 256
-
-
-def coerce_input(msg: object) -> tuple[Msg, ...]:
-    """Return a run input as messages.
-
-    Raises:
-        InvalidInputError: When `msg` is not a str, a Msg, a list of Msg, or None.
-    """
-    if msg is None:
-        return ()
-    if isinstance(msg, str):
-        return (Msg.user(msg),)
-    if isinstance(msg, Msg):
-        return (msg,)
-    if isinstance(msg, list | tuple):
-        bad = [type(m).__name__ for m in msg if not isinstance(m, Msg)]
-        if not bad:
-            return tuple(msg)
-        raise InvalidInputError(
-            f"a run input list must hold only Msg objects, found {', '.join(sorted(set(bad)))}; "
-            "wrap text in Msg.user(...)"
-        )
-    raise InvalidInputError(
-        f"a run input must be a str, a Msg or a list of Msg, not {type(msg).__name__}; "
-        "pass the user's text as a str or build Msg.user(...)"
-    )
-
-
-def _coerce_deps(deps: Deps) -> dict[type[Any], object]:
-    if deps is None:
-        return {}
-    if isinstance(deps, Mapping):
-        return dict(deps)
-    if isinstance(deps, str | bytes) or not isinstance(deps, Sequence):
-        raise ConfigurationError(
-            f"deps must be a list of objects (injected by type) or a {{type: object}} mapping, "
-            f"not {type(deps).__name__}"
-        )
-    return {type(d): d for d in deps}
-
-
-def _resolve_model(model: ChatModel | str | None, field: str = "model") -> ChatModel:
-    if isinstance(model, str):
-        try:
-            from rxagent.models import resolve  # type: ignore[attr-defined]
-        except ImportError as exc:
-            raise ConfigurationError(
-                f"{field}={model!r}: model strings need the provider registry "
-                "(rxagent.models.resolve), which this build does not include; pass a ChatModel "
-                "object such as rxagent.testing.ScriptedModel([...])"
-            ) from exc
-        resolved: ChatModel = resolve(model)
-        return resolved
-    if isinstance(model, ChatModel):
-        return model
-    raise ConfigurationError(
-        f"{field} must be a ChatModel (an object with name, context_window and stream()) or a "
-        f"'provider:model' string, not {type(model).__name__}"
-    )
-
-
-class _LoopThread:
-    """A private event loop on a daemon thread, for `call_sync()` inside a running loop."""
-
-    _lock: Final = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def get(cls) -> asyncio.AbstractEventLoop:
-        with cls._lock:
-            if cls._loop is None:
-                loop = asyncio.new_event_loop()
-                threading.Thread(
-                    target=loop.run_forever, name="rxagent-call-sync", daemon=True
-                ).start()
-                cls._loop = loop
-            return cls._loop
 
 
 class ReActAgent:
@@ -188,14 +118,14 @@ class ReActAgent:
             raise ConfigurationError(
                 "sys_prompt must be a str or a function of the RunContext returning a str"
             )
-        _check_limit("max_iters", max_iters, optional=False)
-        _check_limit("max_tool_calls", max_tool_calls, optional=True, minimum=0)
-        _check_limit("max_concurrent_runs", max_concurrent_runs, optional=True)
+        check_limit("max_iters", max_iters, optional=False)
+        check_limit("max_tool_calls", max_tool_calls, optional=True, minimum=0)
+        check_limit("max_concurrent_runs", max_concurrent_runs, optional=True)
         if interrupt_tools not in ("cancel", "wait"):
             raise ConfigurationError("interrupt_tools must be 'cancel' or 'wait'")
         self.name = name
         self.sys_prompt = sys_prompt
-        self.model = _resolve_model(model)
+        self.model = resolve_model(model)
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
         self.hooks = HookChain(hooks)
         conditions = list(stop_when)
@@ -310,60 +240,14 @@ class ReActAgent:
         coerce_input(msg)
         if buffer < 1:
             raise ConfigurationError("events(buffer=...) must be at least 1")
-        return self._iterate(msg, session_id, model, options, deps, output_type, queue, buffer)
-
-    async def _iterate(
-        self,
-        msg: AgentInput,
-        session_id: str,
-        model: ChatModel | str | None,
-        options: ModelOptions | None,
-        deps: Deps,
-        output_type: object | None,
-        queue: bool,
-        size: int,
-    ) -> AsyncIterator[BaseEvent]:
-        items: deque[BaseEvent] = deque()
-        signal = asyncio.Event()
-        gate = asyncio.Event()
-        gate.set()
-        failure: list[BaseException] = []
-        finished: list[bool] = []
-
-        def on_next(event: BaseEvent) -> None:
-            items.append(event)
-            if len(items) >= size:
-                gate.clear()
-            signal.set()
-
-        def on_error(exc: Exception) -> None:
-            failure.append(exc)
-            signal.set()
-
-        def on_completed() -> None:
-            finished.append(True)
-            signal.set()
-
-        observable = run_observable(
-            lambda: self._new_run(msg, session_id, model, options, deps, output_type, queue, gate)
+        return bounded_events(
+            lambda gate: run_observable(
+                lambda: self._new_run(
+                    msg, session_id, model, options, deps, output_type, queue, gate
+                )
+            ),
+            buffer,
         )
-        subscription = observable.subscribe(on_next, on_error, on_completed)
-        try:
-            while True:
-                while items:
-                    event = items.popleft()
-                    if not gate.is_set() and len(items) < size:
-                        gate.set()
-                    yield event
-                if failure:
-                    raise failure[0]
-                if finished:
-                    return
-                signal.clear()
-                if not (items or failure or finished):
-                    await signal.wait()
-        finally:
-            subscription.dispose()
 
     async def call(
         self,
@@ -382,33 +266,13 @@ class ReActAgent:
             InvalidInputError: For an input that is not str / Msg / list of Msg.
             SessionBusyError: When the session already has a run (and `queue` is False).
         """
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[AgentResult[Any]] = loop.create_future()
-        last: list[AgentResult[Any]] = []
-
-        def on_next(event: BaseEvent) -> None:
-            if type(event) is PostCallEvent:
-                last.append(event.result)
-
-        def on_error(exc: Exception) -> None:
-            if not done.done():
-                done.set_exception(exc)
-
-        def on_completed() -> None:
-            if not done.done():
-                if last:
-                    done.set_result(last[-1])
-                else:  # pragma: no cover - the loop always ends with PostCall
-                    done.set_exception(RuntimeError("the run ended without a PostCallEvent"))
-
-        observable = run_observable(
-            lambda: self._new_run(msg, session_id, model, options, deps, output_type, queue, None)
+        return await final_result(
+            run_observable(
+                lambda: self._new_run(
+                    msg, session_id, model, options, deps, output_type, queue, None
+                )
+            )
         )
-        subscription = observable.subscribe(on_next, on_error, on_completed)
-        try:
-            return await done
-        finally:
-            subscription.dispose()
 
     def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:
         """Blocking `call()` for scripts; inside a running loop (Jupyter) it runs on a private loop.
@@ -429,7 +293,7 @@ class ReActAgent:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(coro)
-        future = asyncio.run_coroutine_threadsafe(coro, _LoopThread.get())
+        future = asyncio.run_coroutine_threadsafe(coro, LoopThread.get())
         return future.result()
 
     def interrupt(self, session_id: str = "default", msg: str | Msg | None = None) -> bool:
@@ -445,7 +309,7 @@ class ReActAgent:
         if run is None:
             return False
         reason = Msg.assistant(msg) if isinstance(msg, str) else msg
-        if run.ctx.loop is _running_loop():
+        if run.ctx.loop is running_loop():
             return run.request_interrupt(reason)
         run.ctx.loop.call_soon_threadsafe(run.request_interrupt, reason)
         return True
@@ -511,7 +375,7 @@ class ReActAgent:
         inputs = coerce_input(msg)
         if not isinstance(session_id, str) or not session_id:
             raise ConfigurationError("session_id must be a non-empty str")
-        loop = _running_loop()
+        loop = running_loop()
         if loop is None:
             raise ConfigurationError(
                 "subscribe to agent.stream(...) on the event loop's thread (inside a coroutine); "
@@ -523,9 +387,9 @@ class ReActAgent:
         ctx = RunContext(
             agent=self.name,
             session_id=session_id,
-            model=self.model if model is None else _resolve_model(model),
+            model=self.model if model is None else resolve_model(model),
             options=self.options.merged(options),
-            deps=_coerce_deps(deps),
+            deps=coerce_deps(deps),
             output_type=output_type,
             path=(self.name,),
             loop=loop,
@@ -561,17 +425,3 @@ class ReActAgent:
     def _track(self, task: asyncio.Task[Any]) -> None:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _check_limit(name: str, value: object, *, optional: bool, minimum: int = 1) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")

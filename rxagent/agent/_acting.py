@@ -1,0 +1,244 @@
+"""Acting: running the tool calls of one response, in parallel or one by one."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from rxagent._fast import trusted
+from rxagent.agent.context import _CURRENT_CALL
+from rxagent.errors import (
+    ErrorCode,
+    Reject,
+)
+from rxagent.events import (
+    ErrorEvent,
+    PostActingEvent,
+    PreActingEvent,
+)
+from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rxagent.agent._run import Phase, Run
+    from rxagent.tools import ToolOutcome
+
+__all__ = ["act"]
+
+
+async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
+    """Run one batch of tool calls; return a phase when the run must end, else None."""
+    ctx = run.ctx
+    agent = run.agent
+    limit = agent.max_tool_calls
+    cut: Sequence[ToolUseBlock] = ()
+    if limit is not None:
+        remaining = max(limit - run.tool_calls_made, 0)
+        calls, cut = calls[:remaining], calls[remaining:]
+        if run.tool_calls_made + len(calls) >= limit:
+            run.tools_withdrawn = True
+    run.tool_calls_made += len(calls)
+    results: dict[str, ToolResultBlock] = {}
+    stop = False
+    if calls:
+        if agent.parallel_tool_calls and len(calls) > 1:
+            stop = await _act_parallel(run, calls, results)
+        else:
+            stop = await _act_sequential(run, calls, results)
+    for call in cut:
+        message = f"tool call limit reached (max_tool_calls={limit}); the call was not executed"
+        results[call.id] = ToolResultBlock(
+            id=call.id, name=call.name, output=message, is_error=True
+        )
+        await run.publish(
+            ctx._make(
+                ErrorEvent,
+                code=ErrorCode.USAGE_LIMIT,
+                message=message,
+                source=f"tool:{call.name}",
+                recoverable=True,
+                exception=None,
+            )
+        )
+    for call in (*calls, *cut):
+        if call.id in results:
+            ctx._memory.append(trusted(Msg, role="tool", content=(results[call.id],)))
+    if ctx._interrupt_requested:
+        return await run.interrupted("after_tool")
+    if stop:
+        run.stop_reason = "hook_stop"
+        return run.end_step("finish")
+    return None
+
+
+async def _pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultBlock:
+    """Dispatch PreActing; return the call to execute, or the result of a refused call."""
+    try:
+        pre = await run.publish(run.ctx._make(PreActingEvent, tool_call=call))
+    except Reject as reject:
+        return ToolResultBlock(
+            id=call.id,
+            name=call.name,
+            output=f"Tool call rejected by hook {reject.hook!r}: {reject.reason}",
+            is_error=True,
+        )
+    if run.ctx.interrupted:  # interrupted while PreActing was dispatched: don't start
+        return ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+    return pre.tool_call
+
+
+async def _post_acting(
+    run: Run,
+    call: ToolUseBlock,
+    outcome: ToolOutcome | ToolResultBlock,
+    results: dict[str, ToolResultBlock],
+) -> bool:
+    """Emit the tool's ErrorEvent if any, then PostActing; record the result; return stop."""
+    ctx = run.ctx
+    if isinstance(outcome, ToolResultBlock):
+        result, duration = outcome, 0.0
+    else:
+        result, duration = outcome.result, outcome.duration_ms
+        if outcome.error_code is not None:
+            await run.publish(
+                ctx._make(
+                    ErrorEvent,
+                    code=outcome.error_code,
+                    message=outcome.error_message or result.text,
+                    source=f"tool:{call.name}",
+                    recoverable=True,
+                    exception=outcome.exception,
+                )
+            )
+    post = await run.publish(
+        ctx._make(PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration)
+    )
+    results[call.id] = post.result
+    return bool(post.stop)
+
+
+async def _execute(run: Run, call: ToolUseBlock) -> ToolOutcome:
+    _CURRENT_CALL.set(call)  # this task runs in its own copy of the context
+    try:
+        return await run.agent.toolkit.execute(
+            call, inject=run.inject, timeout=run.agent.tool_timeout
+        )
+    finally:
+        # wake the run from inside this task: a done-callback would cost another loop tick
+        run.ctx._notify()
+
+
+def _start_tool(run: Run, call: ToolUseBlock) -> asyncio.Task[ToolOutcome]:
+    run.ctx.tools_used.append(call.name)
+    task = run.ctx.loop.create_task(_execute(run, call))
+    run.tool_tasks.add(task)
+    return task
+
+
+def _outcome(
+    run: Run, call: ToolUseBlock, task: asyncio.Task[ToolOutcome]
+) -> ToolOutcome | ToolResultBlock:
+    run.tool_tasks.discard(task)
+    if task.cancelled():
+        return ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+    exc = task.exception()
+    if exc is not None:  # Toolkit.execute turns tool failures into results; this is a bug
+        raise exc
+    return task.result()
+
+
+async def _wait_for(run: Run, task: asyncio.Task[Any]) -> None:
+    """Wait for `task`, delivering events tools emit meanwhile."""
+    ctx = run.ctx
+    while True:
+        if ctx._pending:
+            await run.drain()
+        elif task.done():
+            return
+        else:
+            waiter = ctx._waiter = ctx.loop.create_future()
+            try:
+                await waiter
+            finally:
+                ctx._waiter = None
+
+
+def _start_drainer(run: Run) -> None:
+    """Deliver what a tool emits while it runs on the run's own task (see `_run_inline`)."""
+    if run.drainer is None or run.drainer.done():
+        run.drainer = run.ctx.loop.create_task(run.drain(), context=run.pyctx)
+        run.tool_tasks.add(run.drainer)
+
+
+async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultBlock:
+    """Run one tool call on the run's own task: no task and no loop tick of its own.
+
+    The run's task is suspended inside the tool meanwhile, so events the tool emits are
+    delivered by a drainer task, started only if the tool does emit. An interrupt cancels the
+    run's task while it waits here, so the tool sees `CancelledError`, as a tool task would.
+    """
+    ctx = run.ctx
+    ctx.tools_used.append(call.name)
+    run.awaiting_tool = True
+    ctx._on_pending = lambda: _start_drainer(run)
+    token = _CURRENT_CALL.set(call)
+    outcome: ToolOutcome | ToolResultBlock
+    try:
+        outcome = await run.agent.toolkit.execute(
+            call, inject=run.inject, timeout=run.agent.tool_timeout
+        )
+    except asyncio.CancelledError:
+        if not run.absorb_interrupt_cancel():
+            raise
+        outcome = ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+    finally:
+        _CURRENT_CALL.reset(token)
+        run.awaiting_tool = False
+        ctx._on_pending = None
+    drainer = run.drainer
+    if drainer is not None:
+        run.drainer = None
+        await drainer
+        run.tool_tasks.discard(drainer)
+    if ctx._pending:
+        await run.drain()
+    return outcome
+
+
+async def _act_sequential(
+    run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+) -> bool:
+    stop = False
+    for call in calls:
+        if run.ctx._interrupt_requested:
+            break
+        approved = await _pre_acting(run, call)
+        if isinstance(approved, ToolResultBlock):
+            stop = await _post_acting(run, call, approved, results) or stop
+            continue
+        outcome = await _run_inline(run, approved)
+        stop = await _post_acting(run, approved, outcome, results) or stop
+    return stop
+
+
+async def _act_parallel(
+    run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+) -> bool:
+    started: list[tuple[ToolUseBlock, asyncio.Task[ToolOutcome] | ToolResultBlock]] = []
+    for call in calls:
+        if run.ctx._interrupt_requested:
+            break
+        approved = await _pre_acting(run, call)
+        if isinstance(approved, ToolResultBlock):
+            started.append((call, approved))
+        else:
+            started.append((approved, _start_tool(run, approved)))
+    stop = False
+    for call, pending in started:
+        if isinstance(pending, ToolResultBlock):
+            stop = await _post_acting(run, call, pending, results) or stop
+            continue
+        await _wait_for(run, pending)
+        stop = await _post_acting(run, call, _outcome(run, call, pending), results) or stop
+    return stop

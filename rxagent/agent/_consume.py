@@ -1,0 +1,97 @@
+"""Consuming a run: as a bounded async iterator of events, or as its final result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from rxagent.events import BaseEvent, PostCallEvent
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+    from reactivex import Observable
+
+    from rxagent.result import AgentResult
+
+__all__ = ["bounded_events", "final_result"]
+
+
+async def bounded_events(
+    make: Callable[[asyncio.Event], Observable[BaseEvent]], size: int
+) -> AsyncIterator[BaseEvent]:
+    """Iterate a run's events through a buffer of `size`; a full buffer pauses the run.
+
+    `make(gate)` builds the run's Observable; the run waits on `gate` while it is clear. Closing
+    the iterator early (a `break`, an exception) disposes the subscription, which cancels the run.
+    """
+    items: deque[BaseEvent] = deque()
+    signal = asyncio.Event()
+    gate = asyncio.Event()
+    gate.set()
+    failure: list[BaseException] = []
+    finished: list[bool] = []
+
+    def on_next(event: BaseEvent) -> None:
+        items.append(event)
+        if len(items) >= size:
+            gate.clear()
+        signal.set()
+
+    def on_error(exc: Exception) -> None:
+        failure.append(exc)
+        signal.set()
+
+    def on_completed() -> None:
+        finished.append(True)
+        signal.set()
+
+    subscription = make(gate).subscribe(on_next, on_error, on_completed)
+    try:
+        while True:
+            while items:
+                event = items.popleft()
+                if not gate.is_set() and len(items) < size:
+                    gate.set()
+                yield event
+            if failure:
+                raise failure[0]
+            if finished:
+                return
+            signal.clear()
+            if not (items or failure or finished):
+                await signal.wait()
+    finally:
+        subscription.dispose()
+
+
+async def final_result(observable: Observable[BaseEvent]) -> AgentResult[Any]:
+    """Run to the end and return the result the PostCallEvent carries.
+
+    A run that cannot start raises what arrived as `on_error`; cancelling the caller disposes the
+    subscription, which cancels the run.
+    """
+    done: asyncio.Future[AgentResult[Any]] = asyncio.get_running_loop().create_future()
+    last: list[AgentResult[Any]] = []
+
+    def on_next(event: BaseEvent) -> None:
+        if type(event) is PostCallEvent:
+            last.append(event.result)
+
+    def on_error(exc: Exception) -> None:
+        if not done.done():
+            done.set_exception(exc)
+
+    def on_completed() -> None:
+        if not done.done():
+            if last:
+                done.set_result(last[-1])
+            else:  # pragma: no cover - the loop always ends with PostCall
+                done.set_exception(RuntimeError("the run ended without a PostCallEvent"))
+
+    subscription = observable.subscribe(on_next, on_error, on_completed)
+    try:
+        return await done
+    finally:
+        subscription.dispose()

@@ -1,0 +1,264 @@
+"""The phases of a run: start, one ReAct step (reason, then act), the final answer, finish."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from rxagent.agent.conditions import FinalAnswerMarker, MaxSteps
+from rxagent.errors import (
+    AgentRunError,
+    ErrorCode,
+    Reject,
+    SessionBusyError,
+)
+from rxagent.events import (
+    ErrorEvent,
+    PostReasoningEvent,
+    PreCallEvent,
+    PreReasoningEvent,
+    ReasoningChunkEvent,
+)
+from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
+from rxagent.models.base import ResponseBuilder, Usage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Sequence
+
+    from rxagent.agent._run import Phase, Run
+
+from rxagent.agent._acting import act
+
+__all__ = ["PHASES"]
+
+
+async def _start(run: Run) -> Phase:
+    ctx = run.ctx
+    agent = run.agent
+    await agent._acquire_slot(run)
+    if not await agent.store.acquire_lease(
+        agent.name, ctx.session_id, ctx.run_id, agent.lease_ttl_s
+    ):
+        raise SessionBusyError(agent.name, ctx.session_id)
+    run.holds_lease = True
+    run.lease_renewed_at = time.monotonic()
+    stored = await agent.store.load(agent.name, ctx.session_id)
+    if stored is not None:
+        run.state, run.version = stored.state, stored.version
+    state = run.state
+    run.holds_session = True
+    run.call_counter = state.call_counter
+    ctx._memory = list(state.memory)
+    run.memory_start = len(ctx._memory)
+    ctx._extra = dict(state.extra)
+    if agent.request_timeout is not None:
+        run.timer = ctx.loop.call_later(
+            agent.request_timeout, lambda: run.request_interrupt(None, timeout=True)
+        )
+    try:
+        await run.publish(ctx._make(PreCallEvent, input=run.inputs))
+    except Reject as reject:
+        return await run.fail(
+            ErrorCode.HOOK_REJECTED,
+            f"the run was rejected: {reject.reason}",
+            source=f"hook:{reject.hook}",
+            exception=reject,
+        )
+    ctx._memory.extend(run.inputs)
+    prompt = agent.sys_prompt
+    if callable(prompt):
+        value = prompt(ctx)
+        prompt = await value if inspect.isawaitable(value) else value
+    if prompt:
+        run.system_msg = Msg.system(prompt)
+    return "step"
+
+
+async def _step(run: Run) -> Phase | None:
+    return await _reason_and_act(run, final=False)
+
+
+async def _final(run: Run) -> Phase | None:
+    return await _reason_and_act(run, final=True)
+
+
+async def _finish(run: Run) -> None:
+    await run.finish()
+
+
+PHASES: Final[dict[Phase, Callable[[Run], Coroutine[Any, Any, Phase | None]]]] = {
+    "start": _start,
+    "step": _step,
+    "final": _final,
+    "finish": _finish,
+}
+
+
+async def _reason_and_act(run: Run, *, final: bool) -> Phase:
+    ctx = run.ctx
+    agent = run.agent
+    if ctx._interrupt_requested:
+        return await run.interrupted("before_reasoning")
+    await run.renew_lease()
+    messages = tuple(ctx._memory)
+    if run.system_msg is not None:
+        messages = (run.system_msg, *messages)
+    tools = () if final or run.tools_withdrawn else agent.toolkit.schemas()
+    pre = ctx._make(
+        PreReasoningEvent, messages=messages, tools=tools, options=ctx.options, model=ctx.model.name
+    )
+    try:
+        pre = await run.publish(pre)
+    except Reject as reject:
+        return await run.fail(
+            ErrorCode.HOOK_REJECTED,
+            f"the model call was rejected: {reject.reason}",
+            source=f"hook:{reject.hook}",
+            exception=reject,
+        )
+    outcome = await _reason(run, pre)
+    if isinstance(outcome, str):
+        return outcome
+    response, usage = outcome
+    post = ctx._make(PostReasoningEvent, response=response, usage=usage, stop=False)
+    post = await run.publish(post)
+    response = post.response
+    ctx._memory.append(response)
+    ctx.last_response = response
+    calls = response.tool_calls
+    if post.stop:
+        run.stop_reason = "hook_stop"
+        return run.end_step("finish")
+    if calls:
+        if final:  # the last answer must be text; the calls cannot run any more
+            _answer_unrun(run, calls, "tool calls are not available for the final answer")
+            if not response.text:
+                return await run.fail(
+                    ErrorCode.MAX_ITERATIONS,
+                    "the step limit was reached and the final answer had no text",
+                    source="agent",
+                )
+        else:
+            if ctx.interrupted:
+                return await run.interrupted("before_acting")
+            phase = await act(run, calls)
+            if phase is not None:
+                return phase
+    return _next_phase(run, calls, final)
+
+
+def _next_phase(run: Run, calls: Sequence[ToolUseBlock], final: bool) -> Phase:
+    ctx = run.ctx
+    response = ctx.last_response
+    assert response is not None
+    if final:
+        run.stop_reason = "max_iters"
+        run.reply = response
+        return run.end_step("finish")
+    more = bool(calls)
+    for condition in run.agent.stop_when:
+        if isinstance(condition, FinalAnswerMarker):
+            answer = condition.answer(response.text)
+            if answer is not None:
+                run.stop_reason = "final_answer"
+                run.reply = Msg.assistant(answer)
+                return run.end_step("finish")
+    if not more:
+        run.stop_reason = "no_tool_calls"
+        run.reply = response
+        return run.end_step("finish")
+    for condition in run.agent.stop_when:
+        if isinstance(condition, FinalAnswerMarker):
+            continue
+        if condition(ctx):
+            if isinstance(condition, MaxSteps):
+                return run.end_step("final")
+            run.stop_reason = "stop_condition"
+            return run.end_step("finish")
+    return run.end_step("step")
+
+
+async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase:
+    """Call the model and stream its chunks; return the response, or the phase to go to."""
+    ctx = run.ctx
+    builder = ResponseBuilder(id_factory=run.next_call_id)
+    publish = run.publish
+    make = ctx._make
+    stream = ctx.model.stream(list(pre.messages), list(pre.tools), pre.options)
+    iterator = stream.__aiter__()
+    try:
+        while True:
+            run.awaiting_model = True
+            try:
+                delta = await iterator.__anext__()
+                position = builder.add(delta)
+            except StopAsyncIteration:
+                break
+            except asyncio.CancelledError:
+                if not run.absorb_interrupt_cancel():
+                    raise
+                return await run.interrupted("chunk")
+            except AgentRunError as exc:
+                if exc.recoverable and builder.started and run.stream_restarts < MAX_RESTARTS:
+                    return await _restart_step(run, exc)
+                return await run.fail(
+                    exc.code, str(exc), source="model", exception=exc, recoverable=False
+                )
+            except Exception as exc:
+                return await run.fail(
+                    ErrorCode.PROVIDER_ERROR,
+                    f"the model {ctx.model.name!r} failed: {type(exc).__name__}: {exc}",
+                    source="model",
+                    exception=exc,
+                )
+            finally:
+                run.awaiting_model = False
+            if ctx._interrupt_requested:
+                return await run.interrupted("chunk")
+            if position >= 0:
+                await publish(make(ReasoningChunkEvent, delta=delta, index=position))
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    usage = builder.usage
+    if usage.requests == 0:
+        usage = usage + Usage(requests=1)
+    ctx.usage = ctx.usage + usage
+    return builder.build(), usage
+
+
+MAX_RESTARTS: Final = 2
+"""How often one step restarts after its model stream broke with a recoverable error."""
+
+
+async def _restart_step(run: Run, exc: AgentRunError) -> Phase:
+    """Report a stream that broke after chunks reached the run, and redo the step.
+
+    The step starts again from a new PreReasoning. Retrying before the first chunk is the model
+    client's job.
+    """
+    run.stream_restarts += 1
+    event = run.ctx._make(
+        ErrorEvent,
+        code=exc.code,
+        message=f"the model stream broke ({exc}); the step starts again",
+        source="model",
+        recoverable=True,
+        exception=type(exc).__name__,
+    )
+    await run.publish(event)
+    return "step"
+
+
+def _answer_unrun(run: Run, calls: Sequence[ToolUseBlock], why: str) -> None:
+    for call in calls:
+        run.ctx._memory.append(
+            Msg.tool(
+                ToolResultBlock(
+                    id=call.id, name=call.name, output=f"Not executed: {why}", is_error=True
+                )
+            )
+        )

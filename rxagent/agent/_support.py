@@ -1,0 +1,116 @@
+"""Checking what callers pass to an agent, and the private loop for blocking calls."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeAlias
+
+from rxagent.errors import ConfigurationError, InvalidInputError
+from rxagent.messages import Msg
+from rxagent.models.base import ChatModel
+
+__all__ = [
+    "Deps",
+    "LoopThread",
+    "check_limit",
+    "coerce_deps",
+    "coerce_input",
+    "resolve_model",
+    "running_loop",
+]
+
+Deps: TypeAlias = Sequence[object] | Mapping[type[Any], object] | None
+"""Objects injected into tools by type: a list of objects, or a `{type: object}` mapping."""
+
+
+def coerce_input(msg: object) -> tuple[Msg, ...]:
+    """Return a run input as messages.
+
+    Raises:
+        InvalidInputError: When `msg` is not a str, a Msg, a list of Msg, or None.
+    """
+    if msg is None:
+        return ()
+    if isinstance(msg, str):
+        return (Msg.user(msg),)
+    if isinstance(msg, Msg):
+        return (msg,)
+    if isinstance(msg, list | tuple):
+        bad = [type(m).__name__ for m in msg if not isinstance(m, Msg)]
+        if not bad:
+            return tuple(msg)
+        raise InvalidInputError(
+            f"a run input list must hold only Msg objects, found {', '.join(sorted(set(bad)))}; "
+            "wrap text in Msg.user(...)"
+        )
+    raise InvalidInputError(
+        f"a run input must be a str, a Msg or a list of Msg, not {type(msg).__name__}; "
+        "pass the user's text as a str or build Msg.user(...)"
+    )
+
+
+def coerce_deps(deps: Deps) -> dict[type[Any], object]:
+    if deps is None:
+        return {}
+    if isinstance(deps, Mapping):
+        return dict(deps)
+    if isinstance(deps, str | bytes) or not isinstance(deps, Sequence):
+        raise ConfigurationError(
+            f"deps must be a list of objects (injected by type) or a {{type: object}} mapping, "
+            f"not {type(deps).__name__}"
+        )
+    return {type(d): d for d in deps}
+
+
+def resolve_model(model: ChatModel | str | None, field: str = "model") -> ChatModel:
+    if isinstance(model, str):
+        try:
+            from rxagent.models import resolve  # type: ignore[attr-defined]
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"{field}={model!r}: model strings need the provider registry "
+                "(rxagent.models.resolve), which this build does not include; pass a ChatModel "
+                "object such as rxagent.testing.ScriptedModel([...])"
+            ) from exc
+        resolved: ChatModel = resolve(model)
+        return resolved
+    if isinstance(model, ChatModel):
+        return model
+    raise ConfigurationError(
+        f"{field} must be a ChatModel (an object with name, context_window and stream()) or a "
+        f"'provider:model' string, not {type(model).__name__}"
+    )
+
+
+class LoopThread:
+    """A private event loop on a daemon thread, for `call_sync()` inside a running loop."""
+
+    _lock: Final = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name="rxagent-call-sync", daemon=True
+                ).start()
+                cls._loop = loop
+            return cls._loop
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def check_limit(name: str, value: object, *, optional: bool, minimum: int = 1) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")
