@@ -49,6 +49,7 @@ __all__ = [
     "AgentEvent",
     "BaseEvent",
     "ChunkDelta",
+    "ContextTrimmedEvent",
     "CustomEvent",
     "ErrorEvent",
     "InterruptedEvent",
@@ -274,6 +275,26 @@ class InterruptedEvent(BaseEvent):
     """The interrupt message's text, if any."""
 
 
+class ContextTrimmedEvent(BaseEvent):
+    """The request was cut to fit the model's context window (memory is untouched)."""
+
+    type: Literal["context_trimmed"] = "context_trimmed"
+    dropped: tuple[str, ...] = ()
+    """Ids of the messages left out of this request."""
+    truncated: tuple[str, ...] = ()
+    """Ids of the messages whose tool results were shortened, with a visible marker."""
+    summarized: tuple[str, ...] = ()
+    """Ids of the messages replaced by a summary (the `summarize` strategy)."""
+    tokens_before: int
+    """Request tokens before trimming."""
+    tokens_after: int
+    """Request tokens after trimming."""
+    budget: int
+    """The tokens the messages may use: window - system - tools - max output."""
+    strategy: Literal["drop", "summarize"] = "drop"
+    """How dropped history was handled."""
+
+
 class RetryEvent(BaseEvent):
     """A model request is retried after a transient failure."""
 
@@ -309,6 +330,7 @@ AgentEvent: TypeAlias = Annotated[
     | PostCallEvent
     | ErrorEvent
     | InterruptedEvent
+    | ContextTrimmedEvent
     | RetryEvent
     | CustomEvent,
     Discriminator("type"),
@@ -329,6 +351,7 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     PostCallEvent,
     ErrorEvent,
     InterruptedEvent,
+    ContextTrimmedEvent,
     RetryEvent,
     CustomEvent,
 )

@@ -13,6 +13,7 @@ from reactivex.disposable import Disposable
 
 from rxagent.agent.context import _CURRENT, RunContext
 from rxagent.errors import (
+    AgentRunError,
     ErrorCode,
     HookFailedError,
     Reject,
@@ -169,9 +170,15 @@ class Run:
             try:
                 following = await PHASES[kind](self)
             except HookFailedError as exc:  # a hook with on_error="propagate" failed
-                following = await self.fail(
-                    ErrorCode.UNKNOWN, str(exc), source=f"hook:{exc.hook}", exception=exc
-                )
+                cause = exc.__cause__
+                if isinstance(cause, AgentRunError):  # a typed failure: the run fails with it
+                    following = await self.fail(
+                        cause.code, str(cause), source=f"hook:{exc.hook}", exception=cause
+                    )
+                else:
+                    following = await self.fail(
+                        ErrorCode.UNKNOWN, str(exc), source=f"hook:{exc.hook}", exception=exc
+                    )
             except Reject as reject:  # refused where only the whole run can be refused
                 following = await self.fail(
                     ErrorCode.HOOK_REJECTED,

@@ -13,6 +13,7 @@ from rxagent.events import (
     ActingChunkEvent,
     AgentEvent,
     BaseEvent,
+    ContextTrimmedEvent,
     CustomEvent,
     ErrorEvent,
     InterruptedEvent,
@@ -280,6 +281,17 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
                 ("before_reasoning", "chunk", "before_acting", "after_tool")
             ),
             "reason": st.text(max_size=20),
+        }
+    ),
+    ContextTrimmedEvent: lambda: st.fixed_dictionaries(
+        {
+            "dropped": st.lists(hex_ids, max_size=4).map(tuple),
+            "truncated": st.lists(hex_ids, max_size=2).map(tuple),
+            "summarized": st.lists(hex_ids, max_size=2).map(tuple),
+            "tokens_before": st.integers(min_value=0, max_value=1_000_000),
+            "tokens_after": st.integers(min_value=0, max_value=1_000_000),
+            "budget": st.integers(min_value=1, max_value=1_000_000),
+            "strategy": st.sampled_from(("drop", "summarize")),
         }
     ),
     RetryEvent: lambda: st.fixed_dictionaries(
