@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from rxagent.events import ActingChunkEvent as ActingChunkEvent
     from rxagent.events import AgentEvent as AgentEvent
     from rxagent.events import BaseEvent as BaseEvent
+    from rxagent.events import ContextTrimmedEvent as ContextTrimmedEvent
     from rxagent.events import CustomEvent as CustomEvent
     from rxagent.events import ErrorEvent as ErrorEvent
     from rxagent.events import InterruptedEvent as InterruptedEvent
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from rxagent.hooks import Hook as Hook
     from rxagent.hooks import HookChain as HookChain
     from rxagent.hooks import hook as hook
+    from rxagent.hooks.builtin import ContextWindow as ContextWindow
     from rxagent.messages import Block as Block
     from rxagent.messages import ImageBlock as ImageBlock
     from rxagent.messages import Msg as Msg
@@ -100,6 +102,7 @@ _EXPORTS: Final[dict[str, str]] = {
     "ActingChunkEvent": "rxagent.events",
     "AgentEvent": "rxagent.events",
     "BaseEvent": "rxagent.events",
+    "ContextTrimmedEvent": "rxagent.events",
     "CustomEvent": "rxagent.events",
     "ErrorEvent": "rxagent.events",
     "InterruptedEvent": "rxagent.events",
@@ -115,6 +118,7 @@ _EXPORTS: Final[dict[str, str]] = {
     "Hook": "rxagent.hooks",
     "HookChain": "rxagent.hooks",
     "hook": "rxagent.hooks",
+    "ContextWindow": "rxagent.hooks.builtin",
     "Block": "rxagent.messages",
     "ImageBlock": "rxagent.messages",
     "Msg": "rxagent.messages",
@@ -149,6 +153,8 @@ __all__ = [
     "BaseHook",
     "Block",
     "ChatModel",
+    "ContextTrimmedEvent",
+    "ContextWindow",
     "CustomEvent",
     "ErrorCode",
     "ErrorEvent",

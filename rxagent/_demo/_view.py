@@ -216,9 +216,9 @@ class LiveEventView:
         details = [f"agent {event.agent}"]
         if self.tools:
             details.append(f"tools {', '.join(self.tools)}")
-        if self.hooks:
-            details.append(f"hooks {', '.join(self.hooks)}")
         self.console.print(Text(" · ".join(details), style="dim"))
+        if self.hooks:
+            self.console.print(Text(f"hooks {', '.join(self.hooks)}", style="dim"))
         for message in event.input:
             self._row(message.role, message.text, label_style="bold green")
 

@@ -154,6 +154,7 @@ class ReActAgent:
             weakref.WeakKeyDictionary()
         )
         self._background: set[asyncio.Task[Any]] = set()
+        self._check_context_window()
 
     def __repr__(self) -> str:
         return f"<ReActAgent {self.name!r} model={self.model.name!r} tools={len(self.toolkit)}>"
@@ -360,6 +361,19 @@ class ReActAgent:
         await self.store.save(self.name, session_id, migrate_state(data))
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _check_context_window(self) -> None:
+        """Register the default `ContextWindow` unless one was given, and check its budget."""
+        from rxagent.hooks.builtin import ContextWindow
+
+        window = next((h for h in self.hooks if isinstance(h, ContextWindow)), None)
+        if window is None:
+            window = ContextWindow()
+            self.hooks.add(window)
+        prompt = self.sys_prompt if isinstance(self.sys_prompt, str) else ""
+        window.check_room(
+            self.model, self.options, system_prompt=prompt, tools=self.toolkit.schemas()
+        )
 
     def _new_run(
         self,

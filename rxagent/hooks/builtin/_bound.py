@@ -1,0 +1,78 @@
+"""A cheap upper bound on a request's tokens, so a request that clearly fits is never tokenized.
+
+Byte-level BPE tokenizers (tiktoken) never make a token of less than one UTF-8 byte, and the
+estimate's rates (4 Latin characters, 1.5 CJK characters or one emoji per token) give fewer
+tokens than bytes too. So the UTF-8 size of a message's payload, plus a generous per-message
+overhead, bounds its tokens from above. Images count as a fixed cost larger than any provider's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final
+
+from rxagent.messages import (
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    thaw,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from rxagent.messages import Block, Msg
+    from rxagent.models.base import ToolSchema
+
+__all__ = ["request_bound"]
+
+MESSAGE_OVERHEAD: Final = 32
+"""Tokens allowed per message for role, name and framing (providers use 3 to 10)."""
+IMAGE_BOUND: Final = 4_096
+"""Tokens allowed per image (providers charge at most about 1,600 for one image)."""
+
+_BOUNDS: dict[int, tuple[Msg, int]] = {}
+_BOUNDS_LIMIT: Final = 50_000
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _block_bound(block: Block) -> int:
+    if isinstance(block, TextBlock):
+        return _bytes(block.text)
+    if isinstance(block, ThinkingBlock):
+        return _bytes(block.thinking) + _bytes(block.signature or "")
+    if isinstance(block, ToolUseBlock):
+        args = block.raw_input if block.raw_input is not None else json.dumps(thaw(block.input))
+        return _bytes(block.name) + _bytes(args) + MESSAGE_OVERHEAD
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.output, str):
+            return _bytes(block.output) + MESSAGE_OVERHEAD
+        return sum(_block_bound(b) for b in block.output) + MESSAGE_OVERHEAD
+    return IMAGE_BOUND
+
+
+def message_bound(msg: Msg) -> int:
+    """An upper bound on `msg`'s tokens with any provider's chat format (cached per message)."""
+    entry = _BOUNDS.get(id(msg))
+    if entry is not None and entry[0] is msg:
+        return entry[1]
+    content = msg.content
+    payload = _bytes(content) if isinstance(content, str) else sum(map(_block_bound, content))
+    bound = payload + _bytes(msg.name or "") + MESSAGE_OVERHEAD
+    if len(_BOUNDS) > _BOUNDS_LIMIT:
+        _BOUNDS.clear()
+    _BOUNDS[id(msg)] = (msg, bound)  # holding the message keeps its id from being reused
+    return bound
+
+
+def request_bound(messages: Iterable[Msg], tools: Iterable[ToolSchema]) -> int:
+    """An upper bound on the tokens of a whole request: messages, tool schemas, reply priming."""
+    total = MESSAGE_OVERHEAD + sum(map(message_bound, messages))
+    for tool in tools:
+        total += _bytes(tool.name) + _bytes(tool.description)
+        total += _bytes(json.dumps(thaw(tool.parameters))) + MESSAGE_OVERHEAD
+    return total
