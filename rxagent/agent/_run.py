@@ -26,6 +26,7 @@ from rxagent.events import (
 )
 from rxagent.result import AgentError, StopReason
 from rxagent.state import AgentState, pair_tool_calls
+from rxagent.tokens._bound import MESSAGE_OVERHEAD, message_bound
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -120,6 +121,8 @@ class Run:
         self.call_counter = 0
         self.stream_restarts = 0
         self.memory_start = 0
+        self.memory_bound = 0
+        self.bounded_upto = 0
         self.inject: dict[type[Any], object] = {RunContext: ctx, **ctx.deps}
 
     # -- phases as observables -------------------------------------------------------------------
@@ -435,6 +438,19 @@ class Run:
                 self.agent.name, self.ctx.session_id, self.ctx.run_id, ttl
             ):
                 logger.warning("lost the lease on session %r", self.ctx.session_id)
+
+    def bound_request(self, messages: tuple[Msg, ...]) -> int:
+        """An upper bound on the tokens of `messages` (the system prompt and memory).
+
+        Memory only grows during a run, so the bound is kept up to date in O(new messages);
+        `ContextWindow` reads it through the run context to skip counting requests that fit.
+        """
+        memory = self.ctx._memory
+        for message in memory[self.bounded_upto :]:
+            self.memory_bound += message_bound(message)
+        self.bounded_upto = len(memory)
+        system = message_bound(messages[0]) if len(messages) > len(memory) else 0
+        return MESSAGE_OVERHEAD + self.memory_bound + system
 
     def end_step(self, following: Phase) -> Phase:
         """Close the current step and name the phase that follows."""

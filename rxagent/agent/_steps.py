@@ -105,6 +105,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
     messages = tuple(ctx._memory)
     if run.system_msg is not None:
         messages = (run.system_msg, *messages)
+    ctx._request_bound = (messages, run.bound_request(messages))
     tools = () if final or run.tools_withdrawn else agent.toolkit.schemas()
     pre = ctx._make(
         PreReasoningEvent, messages=messages, tools=tools, options=ctx.options, model=ctx.model.name

@@ -134,6 +134,8 @@ class RunContext:
         self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._on_pending: Callable[[], None] | None = None
+        # the request the run built for the current step, with an upper bound of its tokens
+        self._request_bound: tuple[tuple[Msg, ...], int] | None = None
         self._loop_thread = threading.get_ident()
         self._interrupt_requested = False
         self._interrupt_reason: Msg | None = None

@@ -31,9 +31,20 @@ Example:
     ```
 """
 
+from rxagent.tokens._bound import message_bound as message_bound
+from rxagent.tokens._bound import request_bound as request_bound
+from rxagent.tokens._bound import tools_bound as tools_bound
 from rxagent.tokens._counter import TokenCounter as TokenCounter
 from rxagent.tokens._counter import counter_for as counter_for
 from rxagent.tokens._encodings import CountingMethod as CountingMethod
 from rxagent.tokens._estimate import estimate_tokens as estimate_tokens
 
-__all__ = ["CountingMethod", "TokenCounter", "counter_for", "estimate_tokens"]
+__all__ = [
+    "CountingMethod",
+    "TokenCounter",
+    "counter_for",
+    "estimate_tokens",
+    "message_bound",
+    "request_bound",
+    "tools_bound",
+]

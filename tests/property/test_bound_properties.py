@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent import Msg, TextBlock, ToolResultBlock, ToolUseBlock
-from rxagent.hooks.builtin._bound import request_bound
 from rxagent.testing.strategies import conversations, tool_schemas
 from rxagent.tokens import TokenCounter
+from rxagent.tokens._bound import request_bound
 
 MIXED = st.text(
     alphabet=st.one_of(

@@ -13,7 +13,6 @@ from rxagent.agent.context import current_run
 from rxagent.errors import ConfigurationError, ContextTooLongError, NoActiveRunError
 from rxagent.events import BaseEvent, ContextTrimmedEvent, PreReasoningEvent
 from rxagent.hooks._hook import BaseHook, OnError
-from rxagent.hooks.builtin._bound import request_bound
 from rxagent.hooks.builtin._summary import (
     SUMMARY_MESSAGE_TOKENS,
     summarize_span,
@@ -23,7 +22,7 @@ from rxagent.hooks.builtin._trim import TrimResult, system_prompt_length, trim_t
 from rxagent.hooks.builtin._truncate import MIN_TOOL_RESULT_TOKENS
 from rxagent.hooks.builtin._windows import DEFAULT_CONTEXT_WINDOW, context_window_for
 from rxagent.messages import Msg
-from rxagent.tokens import counter_for
+from rxagent.tokens import counter_for, request_bound, tools_bound
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -310,12 +309,14 @@ class ContextWindow(BaseHook):
         name = event.model or (model.name if model is not None else "")
         window = self.window_for(name, model)
         messages = event.messages
-        if (
-            self.max_turns is None
-            and self.max_tool_result_tokens is None
-            and request_bound(messages, event.tools) <= window - self._max_output(event.options)
-        ):
-            return None  # fits for sure, without loading a tokenizer or counting a token
+        if self.max_turns is None and self.max_tool_result_tokens is None:
+            built = ctx._request_bound if ctx is not None else None
+            if built is not None and built[0] is messages:  # the request as the run built it
+                bound = built[1] + tools_bound(event.tools)
+            else:  # hooks before this one changed it: bound it here
+                bound = request_bound(messages, event.tools)
+            if bound <= window - self._max_output(event.options):
+                return None  # fits for sure, without loading a tokenizer or counting a token
         counter = _counter_for(name, model)
         start = system_prompt_length(messages)
         system = counter.count_messages(messages[:start])  # with the reply priming

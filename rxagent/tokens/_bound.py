@@ -20,12 +20,12 @@ from rxagent.messages import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from rxagent.messages import Block, Msg
     from rxagent.models.base import ToolSchema
 
-__all__ = ["request_bound"]
+__all__ = ["message_bound", "request_bound", "tools_bound"]
 
 MESSAGE_OVERHEAD: Final = 32
 """Tokens allowed per message for role, name and framing (providers use 3 to 10)."""
@@ -69,10 +69,31 @@ def message_bound(msg: Msg) -> int:
     return bound
 
 
-def request_bound(messages: Iterable[Msg], tools: Iterable[ToolSchema]) -> int:
-    """An upper bound on the tokens of a whole request: messages, tool schemas, reply priming."""
-    total = MESSAGE_OVERHEAD + sum(map(message_bound, messages))
+_TOOLS: list[tuple[object, int]] = []  # the last tool list bounded: tool lists repeat per step
+
+
+def tools_bound(tools: Sequence[ToolSchema]) -> int:
+    """An upper bound on the tokens of tool schemas (the last list's bound is kept)."""
+    if _TOOLS and _TOOLS[0][0] is tools:
+        return _TOOLS[0][1]
+    total = 0
     for tool in tools:
         total += _bytes(tool.name) + _bytes(tool.description)
         total += _bytes(json.dumps(thaw(tool.parameters))) + MESSAGE_OVERHEAD
+    _TOOLS[:] = [(tools, total)]  # holding the list keeps the identity check sound
     return total
+
+
+def request_bound(messages: Iterable[Msg], tools: Sequence[ToolSchema]) -> int:
+    """An upper bound on the tokens of a whole request: messages, tool schemas, reply priming.
+
+    Example:
+        ```python
+        from rxagent import Msg
+        from rxagent.tokens import counter_for, request_bound
+
+        history = [Msg.system("Be brief."), Msg.user("漢字 and emoji 🙂")]
+        assert request_bound(history, ()) >= counter_for("gpt-4o").count_messages(history)
+        ```
+    """
+    return MESSAGE_OVERHEAD + sum(map(message_bound, messages)) + tools_bound(tools)
