@@ -24,3 +24,16 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert "raw loop (floor)" in text
     assert "expand_sequentially" in text
     assert out.read_text().startswith("{")
+
+
+def test_trimming_benchmark_runs(capsys: pytest.CaptureFixture[str]):
+    spec = importlib.util.spec_from_file_location("bench_trimming", BENCH.parent / "trimming.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_trimming"] = module
+    spec.loader.exec_module(module)
+    assert module.main(["--quick"]) == 0
+    text = capsys.readouterr().out
+    assert "log-log slope" in text
+    assert "fits" in text

@@ -8,9 +8,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
+from pydantic import JsonValue, TypeAdapter
 from reactivex import Observable, Observer, abc
 from reactivex.disposable import Disposable
 
+from rxagent._fast import trusted
 from rxagent.agent.context import _CURRENT, RunContext
 from rxagent.errors import (
     AgentRunError,
@@ -40,6 +42,7 @@ from rxagent.agent._steps import PHASES
 __all__ = ["Checkpoint", "EventT", "Phase", "Run"]
 
 logger: Final = logging.getLogger("rxagent.agent")
+_EXTRA: Final = TypeAdapter(dict[str, JsonValue])  # hooks' state must stay JSON
 
 EventT = TypeVar("EventT", bound=BaseEvent)
 Phase = Literal["start", "step", "final", "finish"]
@@ -413,7 +416,10 @@ class Run:
         """Write the session's state (memory, counters, usage, extra) to the store."""
         ctx = self.ctx
         base = self.state
-        state = AgentState(
+        # Messages are the run's own frozen objects: building the state without revalidating
+        # them keeps a save O(1) per message instead of a pydantic pass over the whole history.
+        state = trusted(
+            AgentState,
             memory=tuple(ctx._memory),
             active_groups=base.active_groups,
             pending_approvals=base.pending_approvals,
@@ -421,7 +427,7 @@ class Run:
             call_counter=self.call_counter,
             runs=base.runs + (1 if self.finished or self.reply is not None else 0),
             usage=base.usage + ctx.usage,
-            extra=dict(ctx._extra),
+            extra=_EXTRA.validate_python(ctx._extra),
         )
         self.version = await self.agent.store.save(
             self.agent.name, ctx.session_id, state, expected_version=self.version
