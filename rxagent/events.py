@@ -286,9 +286,9 @@ class ContextTrimmedEvent(BaseEvent):
     summarized: tuple[str, ...] = ()
     """Ids of the messages replaced by a summary (the `summarize` strategy)."""
     tokens_before: int
-    """Request tokens before trimming."""
+    """Tokens of the messages after the system prompt, before trimming (compare with `budget`)."""
     tokens_after: int
-    """Request tokens after trimming."""
+    """Tokens of the messages after the system prompt, after trimming."""
     budget: int
     """The tokens the messages may use: window - system - tools - max output."""
     strategy: Literal["drop", "summarize"] = "drop"

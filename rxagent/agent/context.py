@@ -206,6 +206,18 @@ class RunContext:
         else:
             self._enqueue(event_type, payload)
 
+    def record_usage(self, usage: Usage) -> None:
+        """Add the usage of a model call made outside the loop (a hook's own call, say).
+
+        It counts in the run's `AgentResult.usage` and in the session's totals.
+
+        Args:
+            usage: What the call cost (at least one request).
+        """
+        if usage.requests == 0:
+            usage = usage + Usage(requests=1)
+        self.usage = self.usage + usage
+
     @property
     def tool_call(self) -> ToolUseBlock | None:
         """The tool call being executed, when called from inside a tool; otherwise None."""

@@ -31,6 +31,8 @@ MESSAGE_OVERHEAD: Final = 32
 """Tokens allowed per message for role, name and framing (providers use 3 to 10)."""
 IMAGE_BOUND: Final = 4_096
 """Tokens allowed per image (providers charge at most about 1,600 for one image)."""
+TOOLS_PREAMBLE_BOUND: Final = 512
+"""Tokens allowed once for a request with tools (Anthropic's tool-use preamble is 346)."""
 
 _BOUNDS: dict[int, tuple[Msg, int]] = {}
 _BOUNDS_LIMIT: Final = 50_000
@@ -76,7 +78,7 @@ def tools_bound(tools: Sequence[ToolSchema]) -> int:
     """An upper bound on the tokens of tool schemas (the last list's bound is kept)."""
     if _TOOLS and _TOOLS[0][0] is tools:
         return _TOOLS[0][1]
-    total = 0
+    total = TOOLS_PREAMBLE_BOUND if tools else 0
     for tool in tools:
         total += _bytes(tool.name) + _bytes(tool.description)
         total += _bytes(json.dumps(thaw(tool.parameters))) + MESSAGE_OVERHEAD

@@ -813,3 +813,24 @@ async def test_summarize_outside_a_run_drops():
     out = await window.on_event(event)
     assert out is not None
     assert [m.text for m in out.messages] == ["s", "new"]
+
+
+async def test_summary_calls_count_in_the_runs_usage():
+    calls: list[str] = []
+
+    def respond(messages, tools, options):
+        if messages[0].text.startswith("Summarize the conversation"):
+            calls.append("summary")
+            return "A summary."
+        calls.append("answer")
+        return "answer " * 40
+
+    model = FunctionModel(respond)
+    agent = ReActAgent(
+        "a", "", model, hooks=[ContextWindow(context_window=4_400, strategy="summarize")]
+    )
+    for i in range(4):
+        await agent.call(f"question {i} " + "word " * 60)
+    state = await agent.state_dict()
+    assert "summary" in calls  # the window was small enough to summarise
+    assert state["usage"]["requests"] == len(calls)

@@ -14,6 +14,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from rxagent.agent.context import current_run
+from rxagent.errors import NoActiveRunError
 from rxagent.messages import ImageBlock, Msg, TextBlock, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import ModelOptions, ResponseBuilder
 
@@ -155,6 +157,10 @@ async def _ask(model: ChatModel, previous: str | None, piece: str, limit: int) -
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+    try:
+        current_run().record_usage(builder.usage)  # a summary is a model call the run pays for
+    except NoActiveRunError:
+        pass
     text = builder.build().text.strip()
     if not text:
         raise ValueError("the model returned an empty summary")
