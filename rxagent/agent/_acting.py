@@ -9,6 +9,7 @@ from rxagent._fast import trusted
 from rxagent.agent.context import _CURRENT_CALL
 from rxagent.errors import (
     ErrorCode,
+    HookFailedError,
     Reject,
 )
 from rxagent.events import (
@@ -42,10 +43,15 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
     results: dict[str, ToolResultBlock] = {}
     stop = False
     if calls:
-        if agent.parallel_tool_calls and len(calls) > 1:
-            stop = await _act_parallel(run, calls, results)
-        else:
-            stop = await _act_sequential(run, calls, results)
+        try:
+            if agent.parallel_tool_calls and len(calls) > 1:
+                stop = await _act_parallel(run, calls, results)
+            else:
+                stop = await _act_sequential(run, calls, results)
+        except (HookFailedError, Reject):  # a hook fails the run in the middle of the batch
+            await _close_open_calls(run, results)
+            _remember(run, calls, results)
+            raise
     for call in cut:
         message = f"tool call limit reached (max_tool_calls={limit}); the call was not executed"
         results[call.id] = ToolResultBlock(
@@ -61,9 +67,7 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
                 exception=None,
             )
         )
-    for call in (*calls, *cut):
-        if call.id in results:
-            ctx._memory.append(trusted(Msg, role="tool", content=(results[call.id],)))
+    _remember(run, (*calls, *cut), results)
     if ctx._interrupt_requested:
         return await run.interrupted("after_tool")
     if stop:
@@ -72,8 +76,41 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
     return None
 
 
+def _remember(run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> None:
+    """Append the batch's results to memory, in call order."""
+    for call in calls:
+        if call.id in results:
+            run.ctx._memory.append(trusted(Msg, role="tool", content=(results[call.id],)))
+
+
+async def _close_open_calls(run: Run, results: dict[str, ToolResultBlock]) -> None:
+    """After a hook failed the run mid-batch: stop the tools, close every open call.
+
+    Running tool tasks are cancelled and awaited, so none outlives the run; each call whose
+    PreActing was delivered gets a PostActing (without hooks: the run is failing already).
+    """
+    tasks = list(run.tool_tasks)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+    run.tool_tasks.clear()
+    for call in list(run.open_calls.values()):
+        result = ToolResultBlock(
+            id=call.id, name=call.name, output="not completed: the run failed", is_error=True
+        )
+        results[call.id] = result
+        run._deliver(
+            run.ctx._make(
+                PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=0.0
+            )
+        )
+    run.open_calls.clear()
+
+
 async def _pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultBlock:
     """Dispatch PreActing; return the call to execute, or the result of a refused call."""
+    run.open_calls[call.id] = call  # its PreActing is delivered even if a hook fails
     try:
         pre = await run.publish(run.ctx._make(PreActingEvent, tool_call=call))
     except Reject as reject:
@@ -111,6 +148,8 @@ async def _post_acting(
                     exception=outcome.exception,
                 )
             )
+    run.open_calls.pop(call.id, None)  # its PostActing is delivered even if a hook fails
+    results[call.id] = result
     post = await run.publish(
         ctx._make(PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration)
     )
@@ -168,7 +207,6 @@ def _start_drainer(run: Run) -> None:
     """Deliver what a tool emits while it runs on the run's own task (see `_run_inline`)."""
     if run.drainer is None or run.drainer.done():
         run.drainer = run.ctx.loop.create_task(run.drain(), context=run.pyctx)
-        run.tool_tasks.add(run.drainer)
 
 
 async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultBlock:
@@ -197,10 +235,9 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
         run.awaiting_tool = False
         ctx._on_pending = None
     drainer = run.drainer
-    if drainer is not None:
+    if drainer is not None:  # an interrupt never cancels it: what the tool said is delivered
         run.drainer = None
         await drainer
-        run.tool_tasks.discard(drainer)
     if ctx._pending:
         await run.drain()
     return outcome

@@ -25,7 +25,13 @@ from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, ModelOptions
-from rxagent.state import AgentState, InMemoryStore, SessionStore, migrate_state
+from rxagent.state import (
+    AgentState,
+    InMemoryStore,
+    SessionStore,
+    consistent_state,
+    migrate_state,
+)
 from rxagent.tools import Tool, Toolkit
 
 if TYPE_CHECKING:
@@ -149,7 +155,6 @@ class ReActAgent:
         self.lease_ttl_s = lease_ttl_s
         self._tails: dict[str, Run] = {}
         self._running: dict[str, Run] = {}
-        self._previous: weakref.WeakKeyDictionary[Run, Run] = weakref.WeakKeyDictionary()
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -358,7 +363,7 @@ class ReActAgent:
         if session_id in self._tails:
             raise SessionBusyError(self.name, session_id)
         data = state if isinstance(state, AgentState) else dict(state)
-        await self.store.save(self.name, session_id, migrate_state(data))
+        await self.store.save(self.name, session_id, consistent_state(migrate_state(data)))
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -410,14 +415,16 @@ class ReActAgent:
         )
         run = Run(self, ctx, inputs, gate=gate, queue=queue)
         if tail is not None:
-            self._previous[run] = tail
+            run.predecessor = tail
         self._tails[session_id] = run
         return run
 
     async def _acquire_slot(self, run: Run) -> None:
-        previous = self._previous.pop(run, None)
-        if previous is not None:
+        previous = run.predecessor
+        while previous is not None:  # a queued run that gave up hands on its own predecessor
             await asyncio.shield(previous.done)
+            previous = previous.predecessor
+        run.predecessor = None
         if self.max_concurrent_runs is not None:
             semaphore = self._slots.get(run.ctx.loop)
             if semaphore is None:

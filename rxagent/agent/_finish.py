@@ -64,6 +64,14 @@ async def finish_run(run: Run) -> None:
         post = PostCallEvent._construct({**post.__dict__, "result": result})
     if post.reply is not reply:
         result = result.model_copy(update={"reply": post.reply})
+        if result.ok and ctx.output_type is not None:  # the output is read from the final reply
+            value, problem = _parse_output(ctx.output_type, post.reply)
+            if problem is None:
+                result = result.model_copy(update={"output": value})
+            else:
+                result = _failed_result(
+                    run, result, ErrorCode.OUTPUT_INVALID, problem, "agent", ValueError(problem)
+                )
         post = PostCallEvent._construct({**post.__dict__, "result": result})
         if ctx._memory and ctx._memory[-1].id == reply.id:
             ctx._memory[-1] = post.reply
@@ -108,21 +116,23 @@ def _failed_result(
     return result.model_copy(update={"ok": False, "error": run.error, "stop_reason": "error"})
 
 
-async def _validate_output(run: Run, reply: Msg) -> Any:
-    output_type = run.ctx.output_type
+def _parse_output(output_type: object, reply: Msg) -> tuple[Any, str | None]:
+    """The reply validated as `output_type`, or None and what is wrong with it."""
     if output_type is str:
-        return reply.text
+        return reply.text, None
     try:
-        return TypeAdapter[Any](cast("Any", output_type)).validate_json(reply.text)
+        return TypeAdapter[Any](cast("Any", output_type)).validate_json(reply.text), None
     except ValidationError as exc:
-        await run.fail(
-            ErrorCode.OUTPUT_INVALID,
-            f"the reply does not validate as {getattr(output_type, '__name__', output_type)}:"
-            f" {exc.error_count()} error(s): {exc.errors(include_url=False)}",
-            source="agent",
-            exception=exc,
-        )
-        return None
+        name = getattr(output_type, "__name__", output_type)
+        errors = exc.errors(include_url=False)
+        return None, f"the reply does not validate as {name}: {len(errors)} error(s): {errors}"
+
+
+async def _validate_output(run: Run, reply: Msg) -> Any:
+    value, problem = _parse_output(run.ctx.output_type, reply)
+    if problem is not None:
+        await run.fail(ErrorCode.OUTPUT_INVALID, problem, source="agent")
+    return value
 
 
 def _fallback_reply(run: Run) -> Msg:

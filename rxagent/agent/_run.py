@@ -8,7 +8,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from pydantic import JsonValue, TypeAdapter
+from pydantic import JsonValue, TypeAdapter, ValidationError
 from reactivex import Observable, Observer, abc
 from reactivex.disposable import Disposable
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from rxagent.agent._agent import ReActAgent
     from rxagent.hooks import Hook
-    from rxagent.messages import Msg
+    from rxagent.messages import Msg, ToolUseBlock
 from rxagent.agent._finish import finish_run
 from rxagent.agent._steps import PHASES
 
@@ -95,6 +95,10 @@ class Run:
         self.observer: abc.ObserverBase[BaseEvent] | None = None
         self.task: asyncio.Task[None] | None = None
         self.tool_tasks: set[asyncio.Task[Any]] = set()
+        self.open_calls: dict[str, ToolUseBlock] = {}  # PreActing delivered, PostActing not yet
+        self.predecessor: Run | None = None  # with queue=True: the run to wait for
+        self.lease_timer: asyncio.TimerHandle | None = None
+        self.lease_task: asyncio.Task[None] | None = None
         self.pyctx = contextvars.copy_context()
         self.pyctx.run(_CURRENT.set, ctx)
         self.disposed = False
@@ -185,6 +189,8 @@ class Run:
                     following = await self.fail(
                         ErrorCode.UNKNOWN, str(exc), source=f"hook:{exc.hook}", exception=exc
                     )
+            except AgentRunError as exc:  # a typed failure of the user's code (a stop condition)
+                following = await self.fail(exc.code, str(exc), source=exc.source, exception=exc)
             except Reject as reject:  # refused where only the whole run can be refused
                 following = await self.fail(
                     ErrorCode.HOOK_REJECTED,
@@ -264,6 +270,9 @@ class Run:
             finally:
                 self.reporting_hook_error = False
             self._deliver(dispatched)
+            gate = self.gate
+            if gate is not None and not gate.is_set():  # a slow consumer slows emitters too
+                await gate.wait()
 
     def _report_hook_error(self, hook: Hook, exc: Exception) -> None:
         if self.reporting_hook_error:  # a hook failing on a hook-failure report: log only
@@ -369,7 +378,7 @@ class Run:
         self.disposed = True
         if self.timer is not None:
             self.timer.cancel()
-        for tool_task in self.tool_tasks:
+        for tool_task in self._side_tasks():
             tool_task.cancel()
         task = self.task
         if task is not None and not task.done():
@@ -379,12 +388,21 @@ class Run:
 
     async def _cleanup_after_dispose(self, task: asyncio.Task[None] | None) -> None:
         if task is not None:
-            pending: list[asyncio.Task[Any]] = [task, *self.tool_tasks]
+            pending: list[asyncio.Task[Any]] = [task, *self._side_tasks()]
             await asyncio.wait(pending)
         await self._abandon("interrupted: the run was cancelled")
 
+    def _side_tasks(self) -> list[asyncio.Task[Any]]:
+        """The run's tool tasks and its drainer, if any."""
+        tasks = list(self.tool_tasks)
+        if self.drainer is not None:
+            tasks.append(self.drainer)
+        return tasks
+
     async def _abandon(self, reason: str = "not executed: the run failed") -> None:
         """End a run that cannot finish normally: keep memory paired, save it, free the session."""
+        for task in self._side_tasks():  # nothing of the run outlives it
+            task.cancel()
         try:
             self.ctx._memory = pair_tool_calls(self.ctx._memory, reason, self.memory_start)
             if self.holds_session:
@@ -401,6 +419,10 @@ class Run:
         self.finished = True
         if self.timer is not None:
             self.timer.cancel()
+        if self.lease_timer is not None:
+            self.lease_timer.cancel()
+        if self.lease_task is not None:
+            self.lease_task.cancel()
         self.agent._end_run(self)
         if not self.done.done():
             self.done.set_result(None)
@@ -427,23 +449,66 @@ class Run:
             call_counter=self.call_counter,
             runs=base.runs + (1 if self.finished or self.reply is not None else 0),
             usage=base.usage + ctx.usage,
-            extra=_EXTRA.validate_python(ctx._extra),
+            extra=self._json_extra(),
         )
         self.version = await self.agent.store.save(
             self.agent.name, ctx.session_id, state, expected_version=self.version
         )
         await self.renew_lease()
 
+    def _json_extra(self) -> dict[str, Any]:
+        """`RunContext.extra` as JSON; keys whose values are not JSON are left out, and said so."""
+        extra = self.ctx._extra
+        try:
+            return _EXTRA.validate_python(extra)
+        except ValidationError:
+            kept: dict[str, Any] = {}
+            dropped: list[str] = []
+            for key, value in extra.items():
+                try:
+                    kept.update(_EXTRA.validate_python({key: value}))
+                except ValidationError:
+                    dropped.append(key)
+            message = (
+                f"RunContext.extra keys {dropped} hold values that are not JSON and were not "
+                "saved; store str, numbers, bools, None, lists and dicts of those"
+            )
+            logger.error(message)
+            self.ctx._enqueue(
+                ErrorEvent,
+                {
+                    "code": ErrorCode.UNKNOWN,
+                    "message": message,
+                    "source": "agent",
+                    "recoverable": True,
+                    "exception": "ValidationError",
+                },
+            )
+            return kept
+
     async def renew_lease(self) -> None:
         """Extend the session lease when a third of its TTL has passed (checked per step)."""
         ttl = self.agent.lease_ttl_s
         now = time.monotonic()
-        if self.holds_lease and now - self.lease_renewed_at > ttl / 3:
+        if self.holds_lease and now - self.lease_renewed_at > ttl / 4:
             self.lease_renewed_at = now
             if not await self.agent.store.renew_lease(
                 self.agent.name, self.ctx.session_id, self.ctx.run_id, ttl
             ):
                 logger.warning("lost the lease on session %r", self.ctx.session_id)
+
+    def keep_lease(self) -> None:
+        """Renew the lease every third of its TTL while the run lives, even inside a long step.
+
+        The renewal runs in a short task (the store is async); the timer and that task end with
+        the run.
+        """
+        if self.finished or not self.holds_lease:
+            return
+        ttl = self.agent.lease_ttl_s
+        if self.lease_task is None or self.lease_task.done():
+            self.lease_task = self.ctx.loop.create_task(self.renew_lease())
+        self.lease_timer = self.ctx.loop.call_later(ttl / 3, self.keep_lease)
 
     def bound_request(self, messages: tuple[Msg, ...]) -> int:
         """An upper bound on the tokens of `messages` (the system prompt and memory).

@@ -13,6 +13,7 @@ from rxagent.errors import (
     ErrorCode,
     Reject,
     SessionBusyError,
+    UnknownRunError,
 )
 from rxagent.events import (
     ErrorEvent,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
 
     from rxagent.agent._run import Phase, Run
+    from rxagent.agent.context import RunContext
 
 from rxagent.agent._acting import act
 
@@ -44,6 +46,7 @@ async def _start(run: Run) -> Phase:
         raise SessionBusyError(agent.name, ctx.session_id)
     run.holds_lease = True
     run.lease_renewed_at = time.monotonic()
+    run.lease_timer = ctx.loop.call_later(agent.lease_ttl_s / 3, run.keep_lease)
     stored = await agent.store.load(agent.name, ctx.session_id)
     if stored is not None:
         run.state, run.version = stored.state, stored.version
@@ -69,8 +72,13 @@ async def _start(run: Run) -> Phase:
     ctx._memory.extend(run.inputs)
     prompt = agent.sys_prompt
     if callable(prompt):
-        value = prompt(ctx)
-        prompt = await value if inspect.isawaitable(value) else value
+        try:
+            value = prompt(ctx)
+            prompt = await value if inspect.isawaitable(value) else value
+        except Exception as exc:  # the user's prompt function failed: the run fails, as data
+            raise UnknownRunError(
+                f"the sys_prompt function raised {type(exc).__name__}: {exc}", source="sys_prompt"
+            ) from exc
     if prompt:
         run.system_msg = Msg.system(prompt)
     return "step"
@@ -96,6 +104,11 @@ PHASES: Final[dict[Phase, Callable[[Run], Coroutine[Any, Any, Phase | None]]]] =
 }
 
 
+def _stop_requested(ctx: RunContext) -> bool:
+    """Whether an interrupt arrived; a call, so type checkers don't assume it stays unset."""
+    return ctx.interrupted
+
+
 async def _reason_and_act(run: Run, *, final: bool) -> Phase:
     ctx = run.ctx
     agent = run.agent
@@ -119,6 +132,8 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
             source=f"hook:{reject.hook}",
             exception=reject,
         )
+    if _stop_requested(ctx):  # asked to stop while the PreReasoning hooks ran: no model call
+        return await run.interrupted("before_reasoning")
     outcome = await _reason(run, pre)
     if isinstance(outcome, str):
         return outcome
@@ -142,7 +157,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
                     source="agent",
                 )
         else:
-            if ctx.interrupted:
+            if _stop_requested(ctx):
                 return await run.interrupted("before_acting")
             phase = await act(run, calls)
             if phase is not None:
@@ -173,7 +188,14 @@ def _next_phase(run: Run, calls: Sequence[ToolUseBlock], final: bool) -> Phase:
     for condition in run.agent.stop_when:
         if isinstance(condition, FinalAnswerMarker):
             continue
-        if condition(ctx):
+        try:
+            met = condition(ctx)
+        except Exception as exc:  # a user's stop condition failed: the run fails, as data
+            name = getattr(condition, "__name__", type(condition).__name__)
+            raise UnknownRunError(
+                f"stop condition {name!r} raised {type(exc).__name__}: {exc}", source="stop_when"
+            ) from exc
+        if met:
             if isinstance(condition, MaxSteps):
                 return run.end_step("final")
             run.stop_reason = "stop_condition"

@@ -3,6 +3,7 @@
 from rxagent.state._state import SCHEMA_VERSION as SCHEMA_VERSION
 from rxagent.state._state import AgentState as AgentState
 from rxagent.state._state import PendingApproval as PendingApproval
+from rxagent.state._state import consistent_state as consistent_state
 from rxagent.state._state import migrate_state as migrate_state
 from rxagent.state._state import pair_tool_calls as pair_tool_calls
 from rxagent.state._state import register_migration as register_migration
@@ -17,6 +18,7 @@ __all__ = [
     "PendingApproval",
     "SessionStore",
     "StoredState",
+    "consistent_state",
     "migrate_state",
     "pair_tool_calls",
     "register_migration",

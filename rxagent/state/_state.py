@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -15,6 +16,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AgentState",
     "PendingApproval",
+    "consistent_state",
     "migrate_state",
     "pair_tool_calls",
     "register_migration",
@@ -113,6 +115,43 @@ def migrate_state(data: dict[str, Any] | AgentState) -> AgentState:
         version += 1
         data["schema_version"] = version
     return AgentState.model_validate(data)
+
+
+_CALL_ID: Final = re.compile(r"call_(\d+)")
+
+
+def consistent_state(state: AgentState) -> AgentState:
+    """Return `state` ready to run: every tool call paired, and `call_<n>` ids never reused.
+
+    State written by `agent.state_dict()` is consistent already; state built by hand or by
+    another program may have an unanswered tool call or a counter behind its ids.
+
+    Example:
+        ```python
+        from rxagent import AgentState, Msg, ToolUseBlock
+        from rxagent.state import consistent_state
+
+        call = ToolUseBlock(id="call_7", name="t")
+        raw = AgentState(memory=[Msg.user("hi"), Msg.assistant([call])])
+        fixed = consistent_state(raw)
+        assert fixed.memory[-1].tool_results[0].id == "call_7" and fixed.call_counter == 7
+        ```
+    """
+    memory = pair_tool_calls(list(state.memory), "not executed: no result in the loaded state")
+    highest = max(
+        (
+            int(match.group(1))
+            for message in memory
+            for call in message.tool_calls
+            if (match := _CALL_ID.fullmatch(call.id))
+        ),
+        default=0,
+    )
+    if len(memory) == len(state.memory) and highest <= state.call_counter:
+        return state
+    return state.model_copy(
+        update={"memory": tuple(memory), "call_counter": max(state.call_counter, highest)}
+    )
 
 
 def pair_tool_calls(memory: list[Msg], reason: str = "interrupted", start: int = 0) -> list[Msg]:
