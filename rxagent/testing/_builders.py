@@ -43,7 +43,6 @@ from rxagent.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
-    thaw,
 )
 from rxagent.models.base import (
     FinishDelta,
@@ -158,7 +157,7 @@ def _args_json(call: ToolUseBlock) -> str:
     if call.raw_input is not None:
         return call.raw_input
     try:
-        return json.dumps(thaw(call.input))
+        return json.dumps(call.input)  # a FrozenDict of tuples is valid JSON input
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"the arguments of tool call {call.name!r} are not JSON-serializable: {exc}"

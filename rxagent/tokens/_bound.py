@@ -16,7 +16,6 @@ from rxagent.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
-    thaw,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ def _block_bound(block: Block) -> int:
     if isinstance(block, ThinkingBlock):
         return _bytes(block.thinking) + _bytes(block.signature or "")
     if isinstance(block, ToolUseBlock):
-        args = block.raw_input if block.raw_input is not None else json.dumps(thaw(block.input))
+        args = block.raw_input if block.raw_input is not None else json.dumps(block.input)
         return _bytes(block.name) + _bytes(args) + MESSAGE_OVERHEAD
     if isinstance(block, ToolResultBlock):
         if isinstance(block.output, str):
@@ -81,7 +80,7 @@ def tools_bound(tools: Sequence[ToolSchema]) -> int:
     total = TOOLS_PREAMBLE_BOUND if tools else 0
     for tool in tools:
         total += _bytes(tool.name) + _bytes(tool.description)
-        total += _bytes(json.dumps(thaw(tool.parameters))) + MESSAGE_OVERHEAD
+        total += _bytes(json.dumps(tool.parameters)) + MESSAGE_OVERHEAD
     _TOOLS[:] = [(tools, total)]  # holding the list keeps the identity check sound
     return total
 

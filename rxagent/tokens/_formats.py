@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from rxagent.messages import thaw
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -69,7 +67,7 @@ def chat_format(provider: str, encoding_name: str) -> ChatFormat:
 
 def compact_json(value: Any) -> str:
     """JSON as providers send it: not ASCII-escaped; unserializable values as their `str`."""
-    return json.dumps(thaw(value), ensure_ascii=False, default=str)
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def tool_schema_tokens(schema: ToolSchema, fmt: ChatFormat, count: Callable[[str], int]) -> int:
