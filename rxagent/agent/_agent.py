@@ -14,6 +14,7 @@ from rxagent.agent._support import (
     Deps,
     LoopThread,
     check_limit,
+    check_output_type,
     coerce_deps,
     coerce_input,
     resolve_model,
@@ -392,6 +393,7 @@ class ReActAgent:
         gate: asyncio.Event | None,
     ) -> Run:
         inputs = coerce_input(msg)
+        check_output_type(output_type)
         if not isinstance(session_id, str) or not session_id:
             raise ConfigurationError("session_id must be a non-empty str")
         loop = running_loop()

@@ -117,7 +117,7 @@ class Run:
         self.version = 0
         self.system_msg: Msg | None = None
         self.tool_calls_made = 0
-        self.tools_withdrawn = False
+        self.tools_withdrawn = agent.max_tool_calls == 0  # no budget: no tools on offer at all
         self.stop_reason: StopReason = "no_tool_calls"
         self.error: AgentError | None = None
         self.reply: Msg | None = None

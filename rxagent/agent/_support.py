@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
+
+from pydantic import TypeAdapter
 
 from rxagent.errors import ConfigurationError, InvalidInputError
 from rxagent.messages import Msg
@@ -15,6 +17,7 @@ __all__ = [
     "Deps",
     "LoopThread",
     "check_limit",
+    "check_output_type",
     "coerce_deps",
     "coerce_input",
     "resolve_model",
@@ -100,6 +103,23 @@ class LoopThread:
                 ).start()
                 cls._loop = loop
             return cls._loop
+
+
+def check_output_type(output_type: object) -> None:
+    """Refuse, before any model call, an `output_type` that cannot be validated from JSON.
+
+    Raises:
+        InvalidInputError: Naming the type and what is accepted.
+    """
+    if output_type is None or output_type is str:
+        return
+    try:
+        TypeAdapter[Any](cast("Any", output_type))
+    except Exception as exc:
+        raise InvalidInputError(
+            f"output_type={output_type!r} cannot be validated from JSON ({type(exc).__name__}); "
+            "pass a pydantic model, a dataclass, a TypedDict, list[...], a union, str or int"
+        ) from exc
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:

@@ -252,3 +252,20 @@ async def test_loaded_state_is_made_consistent():
         if b["type"] in ("tool_use", "tool_result")
     ]
     assert ids == ["call_1", "call_1", "call_2", "call_2"]
+
+
+async def test_no_tool_budget_offers_no_tools_and_a_bad_output_type_is_refused_at_once():
+    from rxagent.errors import InvalidInputError
+
+    @tool
+    def t() -> str:
+        """T."""
+        return "x"
+
+    model = ScriptedModel(["plain answer"])
+    agent = ReActAgent("a", "", model, tools=[t], max_tool_calls=0)
+    assert (await agent.call("go")).ok
+    assert model.requests[0].tools == ()
+    with pytest.raises(InvalidInputError, match="output_type"):
+        await agent.call("go", output_type=42)
+    assert model.calls == 1
