@@ -100,11 +100,11 @@ async def test_a_propagating_failure_still_delivers_the_event(event_type: type[B
 
 async def test_the_lease_is_renewed_while_the_run_steps():
     store = InMemoryStore()
-    script = [tool_call("nap", seconds=0.04) for _ in range(8)] + ["done"]
-    first = ReActAgent("bot", "", ScriptedModel(script), tools=[nap], store=store, lease_ttl_s=0.15)
-    second = ReActAgent("bot", "", ScriptedModel(["intruder"]), store=store, lease_ttl_s=0.15)
+    script = [tool_call("nap", seconds=0.08) for _ in range(8)] + ["done"]
+    first = ReActAgent("bot", "", ScriptedModel(script), tools=[nap], store=store, lease_ttl_s=0.3)
+    second = ReActAgent("bot", "", ScriptedModel(["intruder"]), store=store, lease_ttl_s=0.3)
     running = asyncio.create_task(first.call("long"))
-    await asyncio.sleep(0.25)  # beyond one TTL: only renewal keeps the lease
+    await asyncio.sleep(0.5)  # beyond one TTL: only renewal keeps the lease
     with pytest.raises(SessionBusyError):
         await second.call("me too")
     assert (await running).ok

@@ -126,7 +126,7 @@ async def test_events_buffer_applies_backpressure():
 
 
 async def test_second_run_on_a_busy_session_fails_fast():
-    model = ScriptedModel([tool_call("sleepy", seconds=0.05), "done", "second"])
+    model = ScriptedModel([tool_call("sleepy", seconds=0.3), "done", "second"])
     agent = ReActAgent("a", "", model, tools=[sleepy])
     first = asyncio.create_task(agent.call("one"))
     await asyncio.sleep(0.01)
@@ -333,7 +333,7 @@ async def test_newer_schema_version_is_refused_with_the_fix():
 
 async def test_load_state_into_a_busy_session_is_refused():
     agent = ReActAgent(
-        "a", "", ScriptedModel([tool_call("sleepy", seconds=0.05), "x"]), tools=[sleepy]
+        "a", "", ScriptedModel([tool_call("sleepy", seconds=0.3), "x"]), tools=[sleepy]
     )
     task = asyncio.create_task(agent.call("go"))
     await asyncio.sleep(0.01)

@@ -119,7 +119,7 @@ async def test_the_lease_is_kept_through_a_long_tool():
     @tool
     async def slow() -> str:
         """Slow."""
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.9)
         return "x"
 
     store = InMemoryStore()
@@ -129,11 +129,11 @@ async def test_the_lease_is_kept_through_a_long_tool():
         ScriptedModel([tool_call("slow"), "done"]),
         tools=[slow],
         store=store,
-        lease_ttl_s=0.15,
+        lease_ttl_s=0.3,
     )
-    second = ReActAgent("bot", "", ScriptedModel(["no"]), store=store, lease_ttl_s=0.15)
+    second = ReActAgent("bot", "", ScriptedModel(["no"]), store=store, lease_ttl_s=0.3)
     running = asyncio.create_task(first.call("one"))
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.6)  # twice the TTL inside one tool call
     with pytest.raises(SessionBusyError):
         await second.call("two")
     assert (await running).ok
