@@ -427,13 +427,14 @@ class ReActAgent:
             await asyncio.shield(previous.done)
             previous = previous.predecessor
         run.predecessor = None
+        # the session's run from here on: interrupt() reaches it even while it waits for a slot
+        self._running[run.ctx.session_id] = run
         if self.max_concurrent_runs is not None:
             semaphore = self._slots.get(run.ctx.loop)
             if semaphore is None:
                 semaphore = self._slots[run.ctx.loop] = asyncio.Semaphore(self.max_concurrent_runs)
             await semaphore.acquire()
             run.holds_slot = True
-        self._running[run.ctx.session_id] = run
 
     def _end_run(self, run: Run) -> None:
         session_id = run.ctx.session_id

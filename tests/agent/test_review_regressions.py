@@ -269,3 +269,22 @@ async def test_no_tool_budget_offers_no_tools_and_a_bad_output_type_is_refused_a
     with pytest.raises(InvalidInputError, match="output_type"):
         await agent.call("go", output_type=42)
     assert model.calls == 1
+
+
+async def test_a_run_waiting_for_a_slot_can_be_interrupted():
+    async def slow(messages, tools, options):
+        await asyncio.sleep(0.2)
+        return "done"
+
+    model = FunctionModel(slow)
+    agent = ReActAgent("a", "", model, max_concurrent_runs=1)
+    first = asyncio.create_task(agent.call("one", session_id="s1"))
+    await asyncio.sleep(0.01)
+    waiting = asyncio.create_task(agent.call("two", session_id="s2"))
+    await asyncio.sleep(0.01)
+    assert agent.is_running("s2")
+    assert agent.interrupt("s2", msg="never mind")
+    assert (await first).ok
+    result = await waiting
+    assert result.interrupted
+    assert model.calls == 1
