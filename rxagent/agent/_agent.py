@@ -7,13 +7,13 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
+from rxagent._validate import check_int
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._loop import run_observable
 from rxagent.agent._run import Run
 from rxagent.agent._support import (
     Deps,
     LoopThread,
-    check_limit,
     check_output_type,
     coerce_deps,
     coerce_input,
@@ -125,9 +125,9 @@ class ReActAgent:
             raise ConfigurationError(
                 "sys_prompt must be a str or a function of the RunContext returning a str"
             )
-        check_limit("max_iters", max_iters, optional=False)
-        check_limit("max_tool_calls", max_tool_calls, optional=True, minimum=0)
-        check_limit("max_concurrent_runs", max_concurrent_runs, optional=True)
+        check_int("max_iters", max_iters, optional=False)
+        check_int("max_tool_calls", max_tool_calls, optional=True, minimum=0)
+        check_int("max_concurrent_runs", max_concurrent_runs, optional=True)
         if interrupt_tools not in ("cancel", "wait"):
             raise ConfigurationError("interrupt_tools must be 'cancel' or 'wait'")
         self.name = name

@@ -16,7 +16,6 @@ from rxagent.models.base import ChatModel
 __all__ = [
     "Deps",
     "LoopThread",
-    "check_limit",
     "check_output_type",
     "coerce_deps",
     "coerce_input",
@@ -127,10 +126,3 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-def check_limit(name: str, value: object, *, optional: bool, minimum: int = 1) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Final, Literal
 
+from rxagent._validate import check_int
 from rxagent.agent.context import current_run
 from rxagent.errors import ConfigurationError, ContextTooLongError, NoActiveRunError
 from rxagent.events import BaseEvent, ContextTrimmedEvent, PreReasoningEvent
@@ -43,16 +44,6 @@ SUMMARY_MAX_TOKENS: Final = 1024
 
 _MIN_SUMMARY_TOKENS: Final = 64
 _warned_unknown: set[str] = set()
-
-
-def _check_count(field: str, value: object, *, optional: bool, minimum: int = 1) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        unset = " or None" if optional else ""
-        raise ConfigurationError(
-            f"ContextWindow({field}=...) must be an int of at least {minimum}{unset}, got {value!r}"
-        )
 
 
 def _counter_for(name: str, model: ChatModel | None) -> TokenCounter:
@@ -134,15 +125,15 @@ class ContextWindow(BaseHook):
         *,
         max_turns: int | None = None,
     ) -> None:
-        _check_count("context_window", context_window, optional=True)
-        _check_count("max_output_tokens", max_output_tokens, optional=False)
-        _check_count(
-            "max_tool_result_tokens",
+        check_int("ContextWindow(context_window=...)", context_window, optional=True)
+        check_int("ContextWindow(max_output_tokens=...)", max_output_tokens, optional=False)
+        check_int(
+            "ContextWindow(max_tool_result_tokens=...)",
             max_tool_result_tokens,
             optional=True,
             minimum=MIN_TOOL_RESULT_TOKENS,
         )
-        _check_count("max_turns", max_turns, optional=True)
+        check_int("ContextWindow(max_turns=...)", max_turns, optional=True)
         if strategy not in ("drop", "summarize"):
             raise ConfigurationError(
                 f"ContextWindow(strategy=...) must be 'drop' or 'summarize', got {strategy!r}"
