@@ -85,7 +85,7 @@ async def finish_run(run: Run) -> None:
     await run._release_lease()
     if ctx._pending:  # emitted while PostCall was dispatched: they go before it
         await run.drain(quiet=True)
-        post = PostCallEvent._construct({**post.__dict__, "seq": ctx._common()["seq"]})
+        post = PostCallEvent._construct({**post.__dict__, "seq": ctx._next_seq()})
     run._release()
     run._deliver(post)
 

@@ -230,7 +230,8 @@ class Run:
         made, before the refusal propagates: subscribers see what was refused.
         """
         try:
-            event = await self.chain.dispatch(event, report=self._report_hook_error)
+            if self.chain.has_hooks(type(event)):  # most chunks have no hooks: no coroutine
+                event = await self.chain.dispatch(event, report=self._report_hook_error)
         except (Reject, HookFailedError):
             self._deliver(event)
             if self.ctx._pending:

@@ -11,7 +11,6 @@ from rxagent.agent.conditions import FinalAnswerMarker, MaxSteps
 from rxagent.errors import (
     AgentRunError,
     ErrorCode,
-    Reject,
     SessionBusyError,
     UnknownRunError,
 )
@@ -60,15 +59,7 @@ async def _start(run: Run) -> Phase:
         run.timer = ctx.loop.call_later(
             agent.request_timeout, lambda: run.request_interrupt(None, timeout=True)
         )
-    try:
-        await run.publish(ctx._make(PreCallEvent, input=run.inputs))
-    except Reject as reject:
-        return await run.fail(
-            ErrorCode.HOOK_REJECTED,
-            f"the run was rejected: {reject.reason}",
-            source=f"hook:{reject.hook}",
-            exception=reject,
-        )
+    await run.publish(ctx._make(PreCallEvent, input=run.inputs))  # a Reject ends the run
     ctx._memory.extend(run.inputs)
     prompt = agent.sys_prompt
     if callable(prompt):
@@ -123,15 +114,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
     pre = ctx._make(
         PreReasoningEvent, messages=messages, tools=tools, options=ctx.options, model=ctx.model.name
     )
-    try:
-        pre = await run.publish(pre)
-    except Reject as reject:
-        return await run.fail(
-            ErrorCode.HOOK_REJECTED,
-            f"the model call was rejected: {reject.reason}",
-            source=f"hook:{reject.hook}",
-            exception=reject,
-        )
+    pre = await run.publish(pre)  # a Reject ends the run (see Run._run_phase)
     if _stop_requested(ctx):  # asked to stop while the PreReasoning hooks ran: no model call
         return await run.interrupted("before_reasoning")
     outcome = await _reason(run, pre)

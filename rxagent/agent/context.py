@@ -280,17 +280,20 @@ class RunContext:
         elif self._on_pending is not None:
             self._on_pending()
 
-    def _common(self, step: int | None = None) -> dict[str, Any]:
-        """The common fields for the next event (assigns its `seq`)."""
+    def _next_seq(self) -> int:
         seq = self._seq
         self._seq = seq + 1
+        return seq
+
+    def _common(self) -> dict[str, Any]:
+        """The common fields of the next event (assigns its `seq`)."""
         return {
             "run_id": self.run_id,
             "session_id": self.session_id,
             "agent": self.agent,
             "path": self.path,
-            "step": self.step if step is None else step,
-            "seq": seq,
+            "step": self.step,
+            "seq": self._next_seq(),
             "timestamp": time.time(),
             "modified_by": (),
         }
@@ -300,22 +303,7 @@ class RunContext:
         template = _TEMPLATES.get(event_type)
         if template is None:
             template = _TEMPLATES[event_type] = _defaults(event_type)
-        seq = self._seq
-        self._seq = seq + 1
-        return event_type._construct(
-            {
-                **template,
-                "run_id": self.run_id,
-                "session_id": self.session_id,
-                "agent": self.agent,
-                "path": self.path,
-                "step": self.step,
-                "seq": seq,
-                "timestamp": time.time(),
-                "modified_by": (),
-                **payload,
-            }
-        )
+        return event_type._construct({**template, **self._common(), **payload})
 
     def _make_emitted(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> BaseEvent:
         """Build an event emitted by a hook or tool (validated); a bad payload becomes an error."""

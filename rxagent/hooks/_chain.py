@@ -142,6 +142,11 @@ class HookChain:
         """The hooks that see `event_type`, in run order."""
         return tuple(e.hook for e in self._entries(event_type))
 
+    def has_hooks(self, event_type: type[BaseEvent]) -> bool:
+        """Whether any hook sees `event_type` (a cached lookup, cheap enough per chunk)."""
+        entries = self._resolved.get(event_type)
+        return bool(entries if entries is not None else self._entries(event_type))
+
     def explain(self, event_type: type[BaseEvent]) -> list[HookInfo]:
         """Describe the resolved chain for `event_type`: who runs, in which order, doing what.
 
