@@ -9,7 +9,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["trusted"]
+__all__ = ["construct", "plain_defaults", "trusted"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -21,7 +21,7 @@ _MISSING: Final[Any] = object()
 class _Template:
     """Per model class: every field in order with its plain default (or a marker)."""
 
-    __slots__ = ("defaults", "factories", "fields_set", "required")
+    __slots__ = ("defaults", "factories", "fields_set", "plain", "required")
 
     def __init__(self, cls: type[BaseModel]) -> None:
         self.defaults: dict[str, Any] = {}
@@ -36,9 +36,33 @@ class _Template:
             else:
                 self.defaults[name] = info.default
         self.fields_set = frozenset(cls.model_fields)
+        self.plain = {k: v for k, v in self.defaults.items() if v is not _MISSING}
 
 
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
+
+
+def _template(cls: type[BaseModel]) -> _Template:
+    template = _TEMPLATES.get(cls)
+    if template is None:
+        template = _TEMPLATES[cls] = _Template(cls)
+    return template
+
+
+def plain_defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    """The fields of `cls` that have a plain default (no factory), with it; shared, don't mutate."""
+    return _template(cls).plain
+
+
+def construct(cls: type[M], data: dict[str, Any]) -> M:
+    """Make a `cls` whose fields are exactly `data` (every field present, values trusted)."""
+    template = _template(cls)
+    obj = _new(cls)
+    _set(obj, "__dict__", data)
+    _set(obj, "__pydantic_fields_set__", set(template.fields_set))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
 
 
 def trusted(cls: type[M], /, **fields: Any) -> M:
@@ -47,9 +71,7 @@ def trusted(cls: type[M], /, **fields: Any) -> M:
     Missing fields take their defaults. Only for values the framework made itself: nothing is
     checked, which is what makes it several times faster than validated construction.
     """
-    template = _TEMPLATES.get(cls)
-    if template is None:
-        template = _TEMPLATES[cls] = _Template(cls)
+    template = _template(cls)
     data = template.defaults.copy()  # keeps the field order
     data.update(fields)
     for name, factory in template.factories:
@@ -58,9 +80,4 @@ def trusted(cls: type[M], /, **fields: Any) -> M:
     for name in template.required:
         if name not in fields:
             raise TypeError(f"{cls.__name__}: missing required field {name!r}")
-    obj = _new(cls)
-    _set(obj, "__dict__", data)
-    _set(obj, "__pydantic_fields_set__", set(template.fields_set))
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
-    return obj
+    return construct(cls, data)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, 
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
 
+from rxagent._fast import construct
 from rxagent.errors import ErrorCode, HookContractError
 from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import ModelOptions, TextDelta, ThinkingDelta, ToolCallDelta, ToolSchema
@@ -65,15 +66,6 @@ __all__ = [
 
 E = TypeVar("E", bound="BaseEvent")
 
-_new = object.__new__
-_set = object.__setattr__
-_ALL_FIELDS: dict[type[Any], frozenset[str]] = {}
-
-
-def _fields_of(cls: type[BaseModel]) -> frozenset[str]:
-    names = _ALL_FIELDS[cls] = frozenset(cls.model_fields)
-    return names
-
 
 class BaseEvent(BaseModel):
     """Fields every event has. Subclass it (with a `type` literal) for your own events."""
@@ -105,12 +97,7 @@ class BaseEvent(BaseModel):
     @classmethod
     def _construct(cls: builtins.type[E], fields: dict[str, Any]) -> E:
         """Build an event from trusted, complete field values without validation (hot path)."""
-        event: E = _new(cls)
-        _set(event, "__dict__", fields)
-        _set(event, "__pydantic_fields_set__", set(_ALL_FIELDS.get(cls) or _fields_of(cls)))
-        _set(event, "__pydantic_extra__", None)
-        _set(event, "__pydantic_private__", None)
-        return event
+        return construct(cls, fields)
 
     @classmethod
     def is_modifiable(cls) -> bool:

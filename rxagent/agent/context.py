@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pydantic import ValidationError
 
+from rxagent._fast import plain_defaults
 from rxagent.errors import ErrorCode, NoActiveRunError
 from rxagent.events import ActingChunkEvent, BaseEvent, ErrorEvent
 from rxagent.messages import Msg, ToolUseBlock, new_id
@@ -29,19 +30,6 @@ EventT = TypeVar("EventT", bound=BaseEvent)
 _CURRENT: Final[contextvars.ContextVar[RunContext | None]] = contextvars.ContextVar(
     "rxagent_current_run", default=None
 )
-
-
-_TEMPLATES: dict[type[BaseEvent], dict[str, Any]] = {}
-_COMMON_FIELDS: Final = frozenset(BaseEvent.model_fields) - {"type"}
-
-
-def _defaults(event_type: type[BaseEvent]) -> dict[str, Any]:
-    """The plain defaults of an event type's own fields (factories are left to the caller)."""
-    return {
-        name: info.default
-        for name, info in event_type.model_fields.items()
-        if name not in _COMMON_FIELDS and info.default_factory is None and not info.is_required()
-    }
 
 
 _CURRENT_CALL: Final[contextvars.ContextVar[ToolUseBlock | None]] = contextvars.ContextVar(
@@ -300,10 +288,7 @@ class RunContext:
 
     def _make(self, event_type: type[EventT], **payload: Any) -> EventT:
         """Build an event from trusted values without validation (the hot path)."""
-        template = _TEMPLATES.get(event_type)
-        if template is None:
-            template = _TEMPLATES[event_type] = _defaults(event_type)
-        return event_type._construct({**template, **self._common(), **payload})
+        return event_type._construct({**plain_defaults(event_type), **self._common(), **payload})
 
     def _make_emitted(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> BaseEvent:
         """Build an event emitted by a hook or tool (validated); a bad payload becomes an error."""
