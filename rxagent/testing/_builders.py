@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from rxagent._cache import IdentityCache
 from rxagent.messages import (
     Block,
     ImageBlock,
@@ -176,32 +177,21 @@ def _block_chars(block: Block) -> int:
     return 0
 
 
-_CHARS_BY_OBJECT: dict[int, tuple[Msg, int]] = {}
-_CHARS_CACHE_LIMIT: Final = 100_000
-
-
 def _msg_chars(msg: Msg) -> int:
     content = msg.content
     return len(content) if isinstance(content, str) else sum(map(_block_chars, content))
 
 
+_cached_chars: Final = IdentityCache(_msg_chars, limit=100_000)
+
+
 def messages_chars(messages: Sequence[Msg]) -> int:
     """Count the payload characters of `messages`: text, thinking, tool calls and results.
 
-    Messages are frozen, so counts are cached per message object (holding the object keeps
-    its identity from being reused): a growing history costs O(new messages) per request, which
-    keeps test models out of benchmark numbers.
+    Messages are frozen, so counts are cached per message object: a growing history costs
+    O(new messages) per request, which keeps test models out of benchmark numbers.
     """
-    cache = _CHARS_BY_OBJECT
-    if len(cache) > _CHARS_CACHE_LIMIT:
-        cache.clear()
-    total = 0
-    for msg in messages:
-        entry = cache.get(id(msg))
-        if entry is None or entry[0] is not msg:
-            entry = cache[id(msg)] = (msg, _msg_chars(msg))
-        total += entry[1]
-    return total
+    return sum(map(_cached_chars, messages))
 
 
 def _as_blocks(item: object, where: str) -> tuple[Block, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
+from rxagent._cache import IdentityCache
 from rxagent.messages import (
     TextBlock,
     ThinkingBlock,
@@ -33,9 +34,6 @@ IMAGE_BOUND: Final = 4_096
 TOOLS_PREAMBLE_BOUND: Final = 512
 """Tokens allowed once for a request with tools (Anthropic's tool-use preamble is 346)."""
 
-_BOUNDS: dict[int, tuple[Msg, int]] = {}
-_BOUNDS_LIMIT: Final = 50_000
-
 
 def _bytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
@@ -56,18 +54,14 @@ def _block_bound(block: Block) -> int:
     return IMAGE_BOUND
 
 
-def message_bound(msg: Msg) -> int:
-    """An upper bound on `msg`'s tokens with any provider's chat format (cached per message)."""
-    entry = _BOUNDS.get(id(msg))
-    if entry is not None and entry[0] is msg:
-        return entry[1]
+def _message_bound(msg: Msg) -> int:
     content = msg.content
     payload = _bytes(content) if isinstance(content, str) else sum(map(_block_bound, content))
-    bound = payload + _bytes(msg.name or "") + MESSAGE_OVERHEAD
-    if len(_BOUNDS) > _BOUNDS_LIMIT:
-        _BOUNDS.clear()
-    _BOUNDS[id(msg)] = (msg, bound)  # holding the message keeps its id from being reused
-    return bound
+    return payload + _bytes(msg.name or "") + MESSAGE_OVERHEAD
+
+
+message_bound: Final = IdentityCache(_message_bound, limit=50_000)
+"""An upper bound on a message's tokens with any provider's chat format (cached per message)."""
 
 
 _TOOLS: list[tuple[object, int]] = []  # the last tool list bounded: tool lists repeat per step

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, final
 
+from rxagent._cache import IdentityCache
 from rxagent.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from rxagent.tokens._encodings import encoding_for_model, load_encoding
 from rxagent.tokens._estimate import estimate_tokens, truncate_estimate
@@ -114,7 +115,9 @@ class TokenCounter:
         self._encoding: Encoding | None = loaded.encoding
         self._format = chat_format(provider, requested)
         self._messages: dict[str, tuple[Msg, int]] = {}
-        self._tools: dict[int, tuple[ToolSchema, int]] = {}
+        self._tools: IdentityCache[ToolSchema, int] = IdentityCache(
+            self._count_schema, limit=_TOOL_CACHE_LIMIT
+        )
         self._count: Callable[[str], int] = estimate_tokens
         if loaded.encoding is not None:
             encode = loaded.encoding.encode_ordinary
@@ -200,17 +203,11 @@ class TokenCounter:
             assert counter.count_tools([add]) > counter.count_tools([]) > -1
             ```
         """
-        cache = self._tools
-        total = 0
-        for schema in tools:
-            entry = cache.get(id(schema))
-            if entry is None or entry[0] is not schema:
-                if len(cache) >= _TOOL_CACHE_LIMIT:
-                    cache.clear()
-                count = tool_schema_tokens(schema, self._format, self._count)
-                entry = cache[id(schema)] = (schema, count)
-            total += entry[1]
+        total = sum(map(self._tools, tools))
         return total + self._format.tools_preamble if total else 0
+
+    def _count_schema(self, schema: ToolSchema) -> int:
+        return tool_schema_tokens(schema, self._format, self._count)
 
     def truncate_text(self, text: str, max_tokens: int) -> str:
         """Return a prefix of `text` that counts at most `max_tokens` (`""` when it is <= 0).
