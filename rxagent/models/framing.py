@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final
 
 from rxagent.errors import ProviderError
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable, AsyncIterator
+    from collections.abc import AsyncIterable, AsyncIterator, Sequence
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -384,6 +384,23 @@ def is_done(event: SSEEvent) -> bool:
     return len(data) < 16 and data.strip() == "[DONE]"
 
 
+T_co = TypeVar("T_co", covariant=True)
+
+
+class _Decoder(Protocol[T_co]):
+    def feed(self, chunk: bytes) -> Sequence[T_co]: ...
+    def close(self) -> Sequence[T_co]: ...
+
+
+async def _decode(decoder: _Decoder[T_co], chunks: AsyncIterable[bytes]) -> AsyncIterator[T_co]:
+    """Feed `chunks` to `decoder` as they arrive and yield what it decodes, then flush it."""
+    async for chunk in chunks:
+        for item in decoder.feed(chunk):
+            yield item
+    for item in decoder.close():
+        yield item
+
+
 async def iter_sse(
     chunks: AsyncIterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> AsyncIterator[SSEEvent]:
@@ -414,11 +431,7 @@ async def iter_sse(
         assert asyncio.run(main()) == ["hello", "[DONE]"]
         ```
     """
-    decoder = SSEDecoder(max_line_bytes=max_line_bytes)
-    async for chunk in chunks:
-        for event in decoder.feed(chunk):
-            yield event
-    for event in decoder.close():
+    async for event in _decode(SSEDecoder(max_line_bytes=max_line_bytes), chunks):
         yield event
 
 
@@ -449,9 +462,5 @@ async def iter_ndjson(
         assert asyncio.run(main()) == [False, True]
         ```
     """
-    decoder = NDJSONDecoder(max_line_bytes=max_line_bytes)
-    async for chunk in chunks:
-        for value in decoder.feed(chunk):
-            yield value
-    for value in decoder.close():
+    async for value in _decode(NDJSONDecoder(max_line_bytes=max_line_bytes), chunks):
         yield value
