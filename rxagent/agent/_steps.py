@@ -21,7 +21,7 @@ from rxagent.events import (
     PreReasoningEvent,
     ReasoningChunkEvent,
 )
-from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
+from rxagent.messages import Msg, ToolUseBlock
 from rxagent.models.base import ResponseBuilder, Usage
 
 if TYPE_CHECKING:
@@ -131,8 +131,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
         run.stop_reason = "hook_stop"
         return run.end_step("finish")
     if calls:
-        if final:  # the last answer must be text; the calls cannot run any more
-            _answer_unrun(run, calls, "tool calls are not available for the final answer")
+        if final:  # the last answer must be text; its calls are paired when the run finishes
             if not response.text:
                 return await run.fail(
                     ErrorCode.MAX_ITERATIONS,
@@ -257,14 +256,3 @@ async def _restart_step(run: Run, exc: AgentRunError) -> Phase:
     )
     await run.publish(event)
     return "step"
-
-
-def _answer_unrun(run: Run, calls: Sequence[ToolUseBlock], why: str) -> None:
-    for call in calls:
-        run.ctx._memory.append(
-            Msg.tool(
-                ToolResultBlock(
-                    id=call.id, name=call.name, output=f"Not executed: {why}", is_error=True
-                )
-            )
-        )
