@@ -15,6 +15,7 @@ from rxagent.errors import ErrorCode, NoActiveRunError
 from rxagent.events import ActingChunkEvent, BaseEvent, ErrorEvent
 from rxagent.messages import Msg, ToolUseBlock, new_id
 from rxagent.models.base import ChatModel, ModelOptions, Usage
+from rxagent.tools._inject import NOT_FOUND, find_injection
 
 if TYPE_CHECKING:
     import asyncio
@@ -158,10 +159,8 @@ class RunContext:
         Raises:
             LookupError: When no such dependency was passed with `deps=`.
         """
-        found = self.deps.get(kind)
-        if found is None:
-            found = next((v for v in self.deps.values() if isinstance(v, kind)), None)
-        if found is None:
+        found = find_injection(kind, self.deps)  # the rule tools are injected by
+        if found is NOT_FOUND:
             raise LookupError(
                 f"no dependency of type {kind.__name__} in this run; pass it with "
                 f"agent.call(..., deps=[{kind.__name__}(...)])"

@@ -652,3 +652,29 @@ async def test_a_stream_that_keeps_breaking_fails_the_run():
     errors = [e for e in events if isinstance(e, ErrorEvent)]
     assert [e.recoverable for e in errors] == [True, True, False]
     assert not events[-1].result.ok  # type: ignore[attr-defined]
+
+
+class Cache:
+    pass
+
+
+class RedisCache(Cache):
+    pass
+
+
+async def test_run_context_dep_finds_dependencies_by_type_like_tools_do():
+    seen: dict[str, Any] = {}
+
+    @hook(PreCallEvent)
+    def look(event: PreCallEvent) -> None:
+        seen["cache"] = current_run().dep(Cache)
+        try:
+            current_run().dep(Database)
+        except LookupError as exc:
+            seen["missing"] = str(exc)
+
+    cache = RedisCache()
+    agent = ReActAgent("a", "", ScriptedModel(["x"]), hooks=[look])
+    await agent.call("go", deps=[cache])
+    assert seen["cache"] is cache
+    assert "deps=[Database(...)]" in seen["missing"]
