@@ -217,18 +217,37 @@ class AgentRunError(RxAgentError):
         source: Where it happened: `"model"`, `"tool:<name>"`, `"hook:<name>"`, `"guard:<stage>"`
             or `"agent"`.
         recoverable: True when the run can go on after it (a retry, an error result).
+        provider: For a model failure, the provider that reported it (`"openai"`, ...).
+        status: The HTTP status of the failed response, when there was one.
+        provider_code: The provider's own error type or code (`"context_length_exceeded"`).
+        excerpt: The start of the provider's response body (at most 300 characters).
+        retry_after: Seconds the provider asked to wait before a retry, when it said.
     """
 
     code: ClassVar[ErrorCode] = ErrorCode.UNKNOWN
     default_recoverable: ClassVar[bool] = False
 
     def __init__(
-        self, message: str, *, source: str = "agent", recoverable: bool | None = None
+        self,
+        message: str,
+        *,
+        source: str = "agent",
+        recoverable: bool | None = None,
+        provider: str | None = None,
+        status: int | None = None,
+        provider_code: str | None = None,
+        excerpt: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.source = source
         self.recoverable = self.default_recoverable if recoverable is None else recoverable
+        self.provider = provider
+        self.status = status
+        self.provider_code = provider_code
+        self.excerpt = excerpt
+        self.retry_after = retry_after
 
 
 class RateLimitedError(AgentRunError):

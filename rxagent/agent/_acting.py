@@ -203,12 +203,6 @@ async def _wait_for(run: Run, task: asyncio.Task[Any]) -> None:
                 ctx._waiter = None
 
 
-def _start_drainer(run: Run) -> None:
-    """Deliver what a tool emits while it runs on the run's own task (see `_run_inline`)."""
-    if run.drainer is None or run.drainer.done():
-        run.drainer = run.ctx.loop.create_task(run.drain(), context=run.pyctx)
-
-
 async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultBlock:
     """Run one tool call on the run's own task: no task and no loop tick of its own.
 
@@ -219,7 +213,7 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
     ctx = run.ctx
     ctx.tools_used.append(call.name)
     run.awaiting_tool = True
-    ctx._on_pending = lambda: _start_drainer(run)
+    ctx._on_pending = run.start_drainer
     token = _CURRENT_CALL.set(call)
     outcome: ToolOutcome | ToolResultBlock
     try:
@@ -234,10 +228,7 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
         _CURRENT_CALL.reset(token)
         run.awaiting_tool = False
         ctx._on_pending = None
-    drainer = run.drainer
-    if drainer is not None:  # an interrupt never cancels it: what the tool said is delivered
-        run.drainer = None
-        await drainer
+    await run.join_drainer()  # an interrupt never cancels it: what the tool said is delivered
     if ctx._pending:
         await run.drain()
     return outcome

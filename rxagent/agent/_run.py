@@ -249,6 +249,17 @@ class Run:
         if not self.disposed and self.observer is not None:
             self.observer.on_next(event)
 
+    def start_drainer(self) -> None:
+        """Deliver what a tool or the model emits while the run's own task is suspended in it."""
+        if self.drainer is None or self.drainer.done():
+            self.drainer = self.ctx.loop.create_task(self.drain(), context=self.pyctx)
+
+    async def join_drainer(self) -> None:
+        """Wait for the drainer to deliver what it holds (an interrupt never cancels it)."""
+        drainer, self.drainer = self.drainer, None
+        if drainer is not None:
+            await drainer
+
     async def drain(self, *, quiet: bool = False) -> None:
         """Deliver events emitted by hooks and tools, in emission order.
 

@@ -193,11 +193,18 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
     make = ctx._make
     stream = ctx.model.stream(list(pre.messages), list(pre.tools), pre.options)
     iterator = stream.__aiter__()
+    start_drainer = run.start_drainer
     try:
         while True:
             run.awaiting_model = True
+            # what the model emits while awaited (a RetryEvent before a retry) is delivered at
+            # once by a drainer task, as for a tool running on the run's task
+            ctx._on_pending = start_drainer
             try:
                 delta = await iterator.__anext__()
+                ctx._on_pending = None
+                if run.drainer is not None:  # its events come before this chunk
+                    await run.join_drainer()
                 position = builder.add(delta)
             except StopAsyncIteration:
                 break
@@ -206,12 +213,14 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
                     raise
                 return await run.interrupted("chunk")
             except AgentRunError as exc:
+                await run.join_drainer()  # what it emitted (retries) comes before the failure
                 if exc.recoverable and builder.started and run.stream_restarts < MAX_RESTARTS:
                     return await _restart_step(run, exc)
                 return await run.fail(
                     exc.code, str(exc), source="model", exception=exc, recoverable=False
                 )
             except Exception as exc:
+                await run.join_drainer()
                 return await run.fail(
                     ErrorCode.PROVIDER_ERROR,
                     f"the model {ctx.model.name!r} failed: {type(exc).__name__}: {exc}",
@@ -220,6 +229,7 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
                 )
             finally:
                 run.awaiting_model = False
+                ctx._on_pending = None
             if ctx._interrupt_requested:
                 return await run.interrupted("chunk")
             if position >= 0:
@@ -228,6 +238,8 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             await aclose()
+        if run.drainer is not None:
+            await run.join_drainer()
     usage = builder.usage
     if usage.requests == 0:
         usage = usage + Usage(requests=1)

@@ -68,16 +68,9 @@ def coerce_deps(deps: Deps) -> dict[type[Any], object]:
 
 def resolve_model(model: ChatModel | str | None, field: str = "model") -> ChatModel:
     if isinstance(model, str):
-        try:
-            from rxagent.models import resolve  # type: ignore[attr-defined]
-        except ImportError as exc:
-            raise ConfigurationError(
-                f"{field}={model!r}: model strings need the provider registry "
-                "(rxagent.models.resolve), which this build does not include; pass a ChatModel "
-                "object such as rxagent.testing.ScriptedModel([...])"
-            ) from exc
-        resolved: ChatModel = resolve(model)
-        return resolved
+        from rxagent.models.registry import resolve  # imports the provider module on demand
+
+        return resolve(model)
     if isinstance(model, ChatModel):
         return model
     raise ConfigurationError(

@@ -1,6 +1,6 @@
 """Every Python example in the docs and in the docstrings runs, standalone.
 
-- Each ```python block of `docs/*.md` and `README.md` is one test case (id `file:line`).
+- Each ```python block of `docs/**/*.md` and `README.md` is one test case (id `file:line`).
 - Each ```python block in the `Example:` section of a docstring in the `rxagent` package is one
   test case (id `module.object[n]`).
 
@@ -73,7 +73,7 @@ def run_example(code: str, where: str) -> None:
 
 
 def _markdown_files() -> list[Path]:
-    files = sorted((ROOT / "docs").glob("*.md"))
+    files = sorted((ROOT / "docs").rglob("*.md"))
     readme = ROOT / "README.md"
     if readme.exists():
         files.append(readme)

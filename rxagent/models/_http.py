@@ -1,0 +1,326 @@
+"""The shared HTTP engine of the provider clients.
+
+One pooled aiohttp session, incremental streaming, timeouts and retries. Each provider adds its
+formatter, URL and headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+
+import aiohttp
+
+from rxagent import __version__
+from rxagent._fast import trusted
+from rxagent.errors import AgentRunError, ConfigurationError, ErrorCode
+from rxagent.formatters.base import (
+    excerpt,
+    json_body,
+    malformed,
+    provider_error,
+    response_to_deltas,
+)
+from rxagent.models.base import (
+    ModelDelta,
+    ModelOptions,
+    ModelResponse,
+    ResponseBuilder,
+    Usage,
+    UsageDelta,
+)
+from rxagent.models.framing import NDJSONDecoder, SSEDecoder
+from rxagent.models.retry import RetryPolicy, emit_retry
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping, Sequence
+
+    from rxagent.formatters.base import Formatter
+    from rxagent.messages import Msg
+    from rxagent.models.base import ToolSchema
+
+__all__ = ["DEFAULT_TIMEOUT_S", "HTTPChatModel"]
+
+DEFAULT_TIMEOUT_S: Final = 120.0
+"""The default wait for a connection and for each read of a response, in seconds."""
+
+_STREAM_TYPES: Final = ("event-stream", "ndjson", "json", "octet-stream", "text/plain")
+
+
+class HTTPChatModel:
+    """A `ChatModel` that talks to a provider over HTTP with aiohttp.
+
+    Subclasses set the class attributes and implement `_url`; the formatter does the
+    translation. One `aiohttp.ClientSession` per event loop is created on first use and reused
+    for every request, so connections are pooled. Close it with `await model.aclose()` or use
+    the model as an async context manager.
+
+    Args:
+        model: The provider's model name (`"gpt-4o-mini"`).
+        base_url: The API root; the provider's public endpoint by default (or its environment
+            variable, such as `OPENAI_BASE_URL`).
+        api_key: The key; read from the provider's environment variable when omitted.
+        timeout: Seconds to wait for a connection and for each read of the response (a stream
+            may run longer in total), or an `aiohttp.ClientTimeout`.
+        max_retries: Retries of a failed request, or a `RetryPolicy`.
+        stream: Stream responses (the default) or ask for whole responses.
+        headers: Extra HTTP headers sent with every request.
+        options: Default `ModelOptions`, merged under each request's options.
+        context_window: The model's context window in tokens, when you know it.
+
+    Raises:
+        ConfigurationError: No API key was given or found in the environment, or an argument
+            has the wrong type.
+    """
+
+    provider: ClassVar[str] = ""
+    """The provider's name, as in `"provider:model"` strings."""
+    default_base_url: ClassVar[str] = ""
+    """The provider's public API root."""
+    base_url_env: ClassVar[tuple[str, ...]] = ()
+    """Environment variables that may hold the API root, in order."""
+    api_key_env: ClassVar[tuple[str, ...]] = ()
+    """Environment variables that may hold the API key, in order."""
+    requires_api_key: ClassVar[bool] = True
+    """False for servers that take no key (Ollama)."""
+    framing: ClassVar[Literal["sse", "ndjson"]] = "sse"
+    """How streamed bodies are framed."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | aiohttp.ClientTimeout = DEFAULT_TIMEOUT_S,
+        max_retries: int | RetryPolicy = 2,
+        stream: bool = True,
+        headers: Mapping[str, str] | None = None,
+        options: ModelOptions | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        cls = type(self).__name__
+        if not isinstance(model, str) or not model:
+            raise ConfigurationError(
+                f"{cls}(model=...) must be a non-empty model name, got {model!r}"
+            )
+        self.model = model
+        self.name = model
+        self.context_window = context_window
+        self.streaming = stream
+        self.options = options or ModelOptions()
+        self.retry = RetryPolicy.coerce(max_retries)
+        if isinstance(timeout, aiohttp.ClientTimeout):
+            self.timeout = timeout
+        elif isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            self.timeout = aiohttp.ClientTimeout(
+                total=None, connect=float(timeout), sock_read=float(timeout)
+            )
+        else:
+            raise ConfigurationError(
+                f"{cls}(timeout=...) must be seconds > 0 or an aiohttp.ClientTimeout, "
+                f"got {timeout!r}"
+            )
+        self.base_url = (base_url or self._env(self.base_url_env) or self.default_base_url).rstrip(
+            "/"
+        )
+        self.api_key = api_key or self._env(self.api_key_env)
+        if self.requires_api_key and not self.api_key:
+            names = " or ".join(self.api_key_env) or "the provider's key variable"
+            raise ConfigurationError(f"{cls} needs an API key: pass api_key=... or set {names}")
+        self.formatter: Formatter[Any] = self._make_formatter()
+        self._headers = {
+            "Content-Type": "application/json",
+            "User-Agent": f"rxagent/{__version__}",
+            **self._auth_headers(),
+            **(dict(headers) if headers else {}),
+        }
+        self._sessions: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, aiohttp.ClientSession
+        ] = weakref.WeakKeyDictionary()
+
+    # -- for subclasses ----------------------------------------------------------------------------
+
+    def _make_formatter(self) -> Formatter[Any]:
+        raise NotImplementedError
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def _url(self, *, stream: bool) -> str:
+        raise NotImplementedError
+
+    def _request_headers(self, *, stream: bool) -> Mapping[str, str]:
+        return self._headers
+
+    @staticmethod
+    def _env(names: Sequence[str]) -> str | None:
+        for name in names:
+            value = os.environ.get(name)
+            if value:
+                return value
+        return None
+
+    # -- session -----------------------------------------------------------------------------------
+
+    def _session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                timeout=self.timeout,
+            )
+            self._sessions[loop] = session
+        return session
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running event loop (the model stays usable)."""
+        loop = asyncio.get_running_loop()
+        session = self._sessions.pop(loop, None)
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> HTTPChatModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def request_body(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSchema], options: ModelOptions
+    ) -> dict[str, Any]:
+        """Return the JSON body this model would send for a request (for tests and debugging)."""
+        return self.formatter.format(
+            messages,
+            tools,
+            self.options.merged(options),
+            model=self.model,
+            stream=self.streaming,
+        )
+
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSchema], options: ModelOptions
+    ) -> AsyncIterator[ModelDelta]:
+        """Send the request and stream the response as deltas, retrying before the first one.
+
+        Raises:
+            AgentRunError: The typed failure (`RateLimitedError`, `ContextTooLongError`, ...) once
+                retries are spent, or at once for a failure that is never retried.
+        """
+        payload = json.dumps(
+            self.request_body(messages, tools, options), ensure_ascii=False, separators=(",", ":")
+        ).encode()
+        policy = self.retry
+        retries = 0
+        while True:
+            started = False
+            held: list[ModelDelta] = []
+            try:
+                async for delta in self._attempt(payload):
+                    if started:
+                        yield delta
+                    elif type(delta) is UsageDelta:  # not content: held, so a retry stays possible
+                        held.append(delta)
+                    else:
+                        started = True
+                        yield delta
+                        for usage in held:
+                            yield usage
+                for usage in held if not started else ():
+                    yield usage
+                if retries:
+                    yield trusted(UsageDelta, usage=trusted(Usage, requests=retries))
+                return
+            except AgentRunError as exc:
+                if started or not policy.should_retry(exc, retries_done=retries):
+                    raise
+                retries += 1
+                delay = policy.delay_for(exc, retry=retries)
+                emit_retry(retries + 1, delay, exc)
+                await policy.sleep(delay)
+
+    async def complete(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSchema] = (),
+        options: ModelOptions | None = None,
+    ) -> ModelResponse:
+        """Send one request and return the whole response (the stream, drained)."""
+        builder = ResponseBuilder()
+        async for delta in self.stream(messages, tools, options or ModelOptions()):
+            builder.add(delta)
+        return builder.response()
+
+    async def _attempt(self, payload: bytes) -> AsyncIterator[ModelDelta]:
+        stream = self.streaming
+        url = self._url(stream=stream)
+        provider = self.provider
+        try:
+            async with self._session().post(
+                url, data=payload, headers=self._request_headers(stream=stream)
+            ) as resp:
+                status = resp.status
+                if status >= 400:
+                    body = await resp.content.read(64 * 1024)
+                    raise self.formatter.error_from_response(status, body, resp.headers)
+                if not stream:
+                    body = await resp.read()
+                    response = self.formatter.parse(json_body(provider, body, status))
+                    for delta in response_to_deltas(response):
+                        yield delta
+                    return
+                ctype = resp.headers.get("Content-Type", "")
+                if ctype and not any(kind in ctype for kind in _STREAM_TYPES):
+                    body = await resp.content.read(4096)
+                    raise malformed(provider, f"expected a stream, got {ctype!r}", body, status)
+                decoder = SSEDecoder() if self.framing == "sse" else NDJSONDecoder()
+                parser = self.formatter.stream_parser()
+                feed = parser.feed
+                async for chunk in resp.content.iter_any():
+                    for event in decoder.feed(chunk):
+                        for delta in feed(event):
+                            yield delta
+                for event in decoder.close():
+                    for delta in feed(event):
+                        yield delta
+                for delta in parser.close():
+                    yield delta
+        except TimeoutError as exc:
+            raise provider_error(
+                ErrorCode.PROVIDER_ERROR,
+                f"no response within the timeout ({_timeout_text(self.timeout)})",
+                provider=provider,
+                recoverable=True,
+            ) from exc
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            raise provider_error(
+                ErrorCode.PROVIDER_ERROR,
+                f"the connection failed: {type(exc).__name__}: {exc}",
+                provider=provider,
+                recoverable=True,
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise provider_error(
+                ErrorCode.PROVIDER_ERROR,
+                f"the request failed: {type(exc).__name__}: {excerpt(str(exc))}",
+                provider=provider,
+                recoverable=False,
+            ) from exc
+
+
+def _timeout_text(timeout: aiohttp.ClientTimeout) -> str:
+    parts = [
+        f"{name}={value}s"
+        for name in ("total", "connect", "sock_read")
+        if (value := getattr(timeout, name)) is not None
+    ]
+    return ", ".join(parts) or "none"
