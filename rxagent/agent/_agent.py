@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
 from rxagent._validate import check_int
 from rxagent.agent._consume import bounded_events, final_result
@@ -295,13 +295,35 @@ class ReActAgent:
             assert agent.call_sync("hello").text == "Hi!"
             ```
         """
-        coro = self.call(msg, **kwargs)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(coro)
-        future = asyncio.run_coroutine_threadsafe(coro, LoopThread.get())
+            return asyncio.run(self._call_then_close(msg, **kwargs))
+        future = asyncio.run_coroutine_threadsafe(self.call(msg, **kwargs), LoopThread.get())
         return future.result()
+
+    async def _call_then_close(self, msg: AgentInput, **kwargs: Any) -> AgentResult[Any]:
+        """`call()` on a loop that ends with it: the model's connections close with the loop."""
+        try:
+            return await self.call(msg, **kwargs)
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the model's connection pool on the running loop, if it keeps one.
+
+        The agent stays usable: a later run opens new connections. `async with agent:` closes
+        it at the end of the block.
+        """
+        aclose = getattr(self.model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def interrupt(self, session_id: str = "default", msg: str | Msg | None = None) -> bool:
         """Ask the session's running run to stop at its next checkpoint.
