@@ -532,3 +532,21 @@ async def test_an_auth_failure_fails_the_run_with_its_code() -> None:
     assert result.error.code == "AUTH"
     with pytest.raises(AuthenticationError):
         result.raise_for_error()
+
+
+def test_call_sync_closes_the_models_connections_with_its_loop() -> None:
+    with FakeToyServer(["one", "two"]) as server:
+        model = toy(server)
+        agent = ReActAgent("toy", model=model)
+        assert agent.call_sync("a").text == "one"
+        assert not model._sessions  # closed and forgotten when the call's loop ended
+        assert agent.call_sync("b").text == "two"
+
+
+async def test_an_agent_closes_its_model_on_exit() -> None:
+    async with FakeToyServer(["x"]) as server:
+        model = toy(server)
+        async with ReActAgent("toy", model=model) as agent:
+            await agent.call("hi")
+            session = model._session()
+        assert session.closed
