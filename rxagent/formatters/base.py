@@ -214,8 +214,8 @@ def parse_stream(formatter: Formatter[E], events: Iterable[E]) -> Iterator[Model
 
         raw = (
             b'data: {"id":"1","object":"chat.completion.chunk","created":0,"model":"m",'
-            b'"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\\n\\n'
-            b"data: [DONE]\\n\\n"
+            b'"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n'
+            b"data: [DONE]\n\n"
         )
         deltas = list(parse_stream(OpenAIFormatter(), SSEDecoder().feed(raw)))
         assert deltas[0].text == "hi" and deltas[-1].reason == "stop"

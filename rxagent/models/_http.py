@@ -10,7 +10,7 @@ import asyncio
 import json
 import os
 import weakref
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self
 
 import aiohttp
 
@@ -184,7 +184,7 @@ class HTTPChatModel:
         if session is not None:
             await session.close()
 
-    async def __aenter__(self) -> HTTPChatModel:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -12,7 +12,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, TypeAlias
+from typing import Any, ClassVar, Final, Self, TypeAlias
 
 from aiohttp import web
 
@@ -357,14 +357,14 @@ class FakeProviderServer:
         if runner is not None:
             await runner.cleanup()
 
-    async def __aenter__(self) -> FakeProviderServer:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def __enter__(self) -> FakeProviderServer:
+    def __enter__(self) -> Self:
         started = threading.Event()
         failure: list[BaseException] = []
 
