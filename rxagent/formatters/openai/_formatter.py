@@ -1,0 +1,148 @@
+"""`OpenAIFormatter`: its settings and the documented facade over the sibling modules.
+
+The work is done by `_request` (`format`), `_inverse` (`parse_request`), `_response` (`parse`
+and the stream parser) and `_errors` (`error_from_response`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from rxagent.formatters.base import BaseFormatter, Capabilities
+from rxagent.formatters.openai._errors import error_from_status
+from rxagent.formatters.openai._inverse import read_request
+from rxagent.formatters.openai._request import build_body
+from rxagent.formatters.openai._response import OpenAIStreamParser, parse_completion
+from rxagent.models.framing import SSEEvent
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from rxagent.errors import AgentRunError
+    from rxagent.messages import Msg
+    from rxagent.models.base import ModelOptions, ModelResponse, ToolSchema
+
+__all__ = ["OpenAIFormatter"]
+
+
+class OpenAIFormatter(BaseFormatter[SSEEvent]):
+    """Translates rxagent messages to and from OpenAI Chat Completions.
+
+    See the module documentation for every conversion rule.
+
+    Args:
+        system_role: The role system messages are sent with: `"system"`, or `"developer"` for
+            o-series reasoning models.
+        reasoning_content: Send thinking blocks back as the assistant message's
+            `reasoning_content` (DeepSeek and compatible servers). Off by default: OpenAI has no
+            such request field, so thinking is left out of requests.
+        max_tokens_field: The body field for `ModelOptions.max_output_tokens`:
+            `"max_completion_tokens"` (OpenAI's current name, required by o-series models) or
+            `"max_tokens"` (older OpenAI-compatible servers).
+        provider: The name errors carry (`"openai"`, `"azure"`, `"deepseek"`, ...).
+
+    Example:
+        ```python
+        from rxagent import Msg
+        from rxagent.formatters.openai import OpenAIFormatter
+        from rxagent.models import ModelOptions
+        from rxagent.testing import text, thinking
+
+        reply = Msg.assistant([thinking("2 + 2 is 4"), text("4")])
+        plain = OpenAIFormatter().format([reply], [], ModelOptions(), model="m", stream=False)
+        assert plain["messages"] == [{"role": "assistant", "content": "4"}]
+        deepseek = OpenAIFormatter(reasoning_content=True)
+        body = deepseek.format([reply], [], ModelOptions(), model="m", stream=False)
+        assert body["messages"][0]["reasoning_content"] == "2 + 2 is 4"
+        ```
+    """
+
+    capabilities = Capabilities(
+        supports_tools=True,
+        supports_thinking=False,
+        supports_vision=True,
+        supports_parallel_tools=True,
+        supports_tool_result_images=False,
+        supports_json_schema=True,
+        supports_tool_choice_required=True,
+    )
+    """`supports_thinking` is False (thinking is not sent back unless `reasoning_content=True`);
+    `supports_tool_result_images` is False (such images are moved to a user message)."""
+
+    __slots__ = ("max_tokens_field", "provider", "reasoning_content", "system_role")
+
+    def __init__(
+        self,
+        *,
+        system_role: Literal["system", "developer"] = "system",
+        reasoning_content: bool = False,
+        max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
+        provider: str = "openai",
+    ) -> None:
+        if system_role not in ("system", "developer"):
+            raise ValueError(f"system_role must be 'system' or 'developer', got {system_role!r}")
+        if max_tokens_field not in ("max_completion_tokens", "max_tokens"):
+            raise ValueError(
+                "max_tokens_field must be 'max_completion_tokens' or 'max_tokens', "
+                f"got {max_tokens_field!r}"
+            )
+        self.system_role = system_role
+        self.reasoning_content = reasoning_content
+        self.max_tokens_field = max_tokens_field
+        self.provider = provider
+
+    def format(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSchema],
+        options: ModelOptions,
+        *,
+        model: str,
+        stream: bool,
+    ) -> dict[str, Any]:
+        """Build the `/chat/completions` request body.
+
+        Raises:
+            InvalidRequestError: A block a message of its role cannot hold (an image in an
+                assistant message, ...), or an unknown `response_format` type.
+        """
+        return build_body(self, messages, tools, options, model=model, stream=stream)
+
+    def parse_request(
+        self, body: Mapping[str, Any]
+    ) -> tuple[list[Msg], list[ToolSchema], ModelOptions]:
+        """Read a request body back into messages, tools and options: the inverse of `format`.
+
+        What `format` normalises comes back normalised: assistant text as one block, thinking
+        only when it was sent as `reasoning_content`, tool-result text joined, a `data:` image URL
+        as `data` + `media_type`, a `"developer"` message as a system message.
+
+        Raises:
+            ProviderError: The body is not a Chat Completions request.
+        """
+        return read_request(body, self.provider)
+
+    def parse(self, body: Any) -> ModelResponse:
+        """Read a whole `chat.completion` response (choice 0).
+
+        Raises:
+            AgentRunError: The body is an error object (typed by its code).
+            ProviderError: The body is not a chat completion, or its finish reason is unknown.
+        """
+        return parse_completion(body, self.provider)
+
+    def stream_parser(self) -> OpenAIStreamParser:
+        """Return a parser for one streamed response (see `OpenAIStreamParser`)."""
+        return OpenAIStreamParser(self)
+
+    def error_from_response(
+        self, status: int, body: bytes, headers: Mapping[str, str]
+    ) -> AgentRunError:
+        """Classify an HTTP error by status and OpenAI's `error.code` / `error.type`.
+
+        `context_length_exceeded` → `CONTEXT_TOO_LONG`; `insufficient_quota` → `RATE_LIMITED`
+        that is *not* recoverable (never retried); `rate_limit_exceeded` → `RATE_LIMITED`;
+        `invalid_api_key` → `AUTH`; otherwise the status decides (see `status_error`). The
+        `retry-after-ms` and `retry-after` headers set `retry_after`.
+        """
+        return error_from_status(self.provider, status, body, headers)
