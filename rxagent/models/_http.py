@@ -221,30 +221,33 @@ class HTTPChatModel:
         ).encode()
         policy = self.retry
         retries = 0
+        started = policy.clock()
         while True:
-            started = False
+            content = False
             held: list[ModelDelta] = []
             try:
                 async for delta in self._attempt(payload):
-                    if started:
+                    if content:
                         yield delta
                     elif type(delta) is UsageDelta:  # not content: held, so a retry stays possible
                         held.append(delta)
                     else:
-                        started = True
+                        content = True
                         yield delta
                         for usage in held:
                             yield usage
-                for usage in held if not started else ():
+                for usage in held if not content else ():
                     yield usage
                 if retries:
                     yield trusted(UsageDelta, usage=trusted(Usage, requests=retries))
                 return
             except AgentRunError as exc:
-                if started or not policy.should_retry(exc, retries_done=retries):
+                if content or not policy.should_retry(exc, retries_done=retries):
+                    raise
+                delay = policy.delay_for(exc, retry=retries + 1)
+                if not policy.within_budget(started, delay):
                     raise
                 retries += 1
-                delay = policy.delay_for(exc, retry=retries)
                 emit_retry(retries + 1, delay, exc)
                 await policy.sleep(delay)
 

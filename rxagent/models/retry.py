@@ -6,7 +6,8 @@ context-length errors, a quota that is used up, or cancellation. Retrying happen
 first delta of a response reaches the run; after that, a broken stream is the loop's business (it
 reports a recoverable `ErrorEvent` and starts the step again).
 
-The sleep and the random source are injectable, so retry timing is tested without waiting.
+The sleep, the clock and the random source are injectable, so retry timing is tested without
+waiting.
 
 Example:
     ```python
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random as _random
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -69,8 +71,13 @@ class RetryPolicy:
     """The relative spread of each wait: 0.25 is ±25 %."""
     max_retry_after_s: float = 60.0
     """The longest provider-requested wait that is honoured by waiting."""
+    max_elapsed_s: float | None = None
+    """A budget for one request and all its retries: a retry whose wait would end past it is not
+    made. None means no budget (the run's `request_timeout` still bounds the whole run)."""
     sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, compare=False)
     """How to wait (inject a fake to test timing)."""
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+    """Seconds on a monotonic clock, for `max_elapsed_s` (inject a fake with `sleep`)."""
     random: Callable[[], float] = field(default=_random.random, compare=False)
     """A source of uniform numbers in [0, 1) for the jitter."""
 
@@ -78,6 +85,10 @@ class RetryPolicy:
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise ConfigurationError(
                 f"RetryPolicy.max_retries must be an int >= 0, got {self.max_retries!r}"
+            )
+        if self.max_elapsed_s is not None and self.max_elapsed_s < 0:
+            raise ConfigurationError(
+                f"RetryPolicy.max_elapsed_s must be >= 0 or None, got {self.max_elapsed_s!r}"
             )
         for name in ("initial_delay_s", "max_delay_s", "max_retry_after_s"):
             if getattr(self, name) < 0:
@@ -119,6 +130,15 @@ class RetryPolicy:
         if not error.recoverable or error.code in _NEVER:
             return False
         return error.retry_after is None or error.retry_after <= self.max_retry_after_s
+
+    def within_budget(self, started: float, delay_s: float) -> bool:
+        """True when a retry after `delay_s` would start within `max_elapsed_s` of `started`.
+
+        `started` is the `clock()` reading taken when the request was first sent.
+        """
+        if self.max_elapsed_s is None:
+            return True
+        return self.clock() - started + delay_s <= self.max_elapsed_s
 
     def delay_for(self, error: AgentRunError, *, retry: int) -> float:
         """Return the wait before retry number `retry` after `error`."""

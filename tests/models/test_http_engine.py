@@ -550,3 +550,28 @@ async def test_an_agent_closes_its_model_on_exit() -> None:
             await agent.call("hi")
             session = model._session()
         assert session.closed
+
+
+async def test_a_retry_past_the_elapsed_budget_is_not_made() -> None:
+    now = [0.0]
+
+    async def sleep(delay: float) -> None:
+        now[0] += delay  # virtual time: the clock moves by what is slept
+
+    policy = RetryPolicy(
+        max_retries=5,
+        initial_delay_s=4.0,
+        jitter=0.0,
+        max_elapsed_s=10.0,
+        sleep=sleep,
+        clock=lambda: now[0],
+    )
+    async with FakeToyServer(["never"]) as server:
+        for n in range(1, 7):
+            server.fail(n, status=503)
+        async with toy(server, max_retries=policy) as model:
+            with pytest.raises(ProviderError):
+                await collect(model)
+    # waits of 4 and 8 would end at 4 and 12: only the first fits the 10 s budget
+    assert now[0] == 4.0
+    assert len(server.requests) == 2

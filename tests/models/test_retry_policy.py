@@ -129,3 +129,15 @@ def test_a_retry_outside_a_run_is_logged(caplog: pytest.LogCaptureFixture) -> No
         emit_retry(2, 0.5, ProviderError("boom", recoverable=True))
     assert "attempt 2" in caplog.text
     assert ErrorCode.PROVIDER_ERROR in caplog.text
+
+
+def test_the_elapsed_budget_uses_the_injected_clock() -> None:
+    now = [100.0]
+    policy = RetryPolicy(max_elapsed_s=10.0, clock=lambda: now[0])
+    assert policy.within_budget(100.0, 9.0)
+    now[0] = 105.0
+    assert policy.within_budget(100.0, 5.0)
+    assert not policy.within_budget(100.0, 5.5)
+    assert RetryPolicy().within_budget(0.0, 1e9)  # no budget
+    with pytest.raises(ConfigurationError, match="max_elapsed_s"):
+        RetryPolicy(max_elapsed_s=-1.0)
