@@ -1,8 +1,9 @@
-"""The overhead benchmark still runs (a smoke run; it asserts no timings)."""
+"""The benchmarks still run (smoke runs; they assert no timings)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -37,3 +38,29 @@ def test_trimming_benchmark_runs(capsys: pytest.CaptureFixture[str]):
     text = capsys.readouterr().out
     assert "log-log slope" in text
     assert "fits" in text
+
+
+def test_http_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """rxagent and the raw aiohttp loop against the fake server: the checks pass (no speed)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_http_overhead", BENCH.parent / "http_overhead.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_http_overhead"] = module
+    spec.loader.exec_module(module)
+    out = tmp_path / "results.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    (process,) = results["processes"]
+    runs = results["settings"]["n"] * 2  # two variants, each n timed runs
+    for mode in ("nonstream", "stream"):
+        phase = process[mode]
+        assert phase["verified"], phase["checks"]
+        assert set(phase["variants"]) == {"raw-aiohttp", "rxagent"}
+        assert phase["tool_calls"] == runs * 3
+        assert phase["server_stats"]["requests"] == runs * 4
+        assert phase["server_stats"]["stream_requests"] == (runs * 4 if mode == "stream" else 0)
+        assert "overhead_step_us" in phase["variants"]["rxagent"]
+    assert "| rxagent |" in capsys.readouterr().out
