@@ -29,6 +29,7 @@ from rxagent.messages import (
     thaw,
 )
 from rxagent.tools._inject import MissingInjection
+from rxagent.tools._threads import run_in_thread
 from rxagent.tools._tool import Tool, tool
 
 if TYPE_CHECKING:
@@ -314,7 +315,7 @@ async def _invoke(found: Tool[..., Any], args: list[Any], kwargs: dict[str, Any]
     if found.is_async:
         value = await found.fn(*args, **kwargs)
     else:
-        value = await asyncio.to_thread(found.fn, *args, **kwargs)
+        value = await run_in_thread(found.fn, *args, **kwargs)
     if inspect.isawaitable(value):  # a sync callable that returned a coroutine
         value = await value
     return value
