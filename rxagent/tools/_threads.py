@@ -44,21 +44,24 @@ class _Pool:
 
     def __init__(self) -> None:
         self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self.idle = threading.Semaphore(0)
         self.lock = threading.Lock()
+        self.idle = 0  # workers waiting for a job that no submitter has claimed yet
         self.workers = 0
 
     def submit(self, job: _Job) -> None:
-        self.jobs.put(job)
-        if self.idle.acquire(blocking=False):  # a waiting worker takes it
-            return
         with self.lock:
-            if self.workers < MAX_WORKERS:
-                self.workers += 1
-                threading.Thread(target=self._work, name="rxagent-tool", daemon=True).start()
+            if self.idle:  # a waiting worker takes it
+                self.idle -= 1
+                spawn = False
+            else:
+                spawn = self.workers < MAX_WORKERS
+                self.workers += spawn
+        self.jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._work, name="rxagent-tool", daemon=True).start()
 
     def _work(self) -> None:
-        jobs, idle = self.jobs, self.idle
+        jobs, lock = self.jobs, self.lock
         while True:
             loop, future, context, fn, args, kwargs = jobs.get()
             if not future.cancelled():  # a read of a flag: safe from this thread
@@ -69,7 +72,8 @@ class _Pool:
                 else:
                     _post(loop, _succeed, future, value)
             del loop, future, context, fn, args, kwargs
-            idle.release()
+            with lock:
+                self.idle += 1
 
 
 def _post(loop: asyncio.AbstractEventLoop, deliver: Callable[..., None], *args: Any) -> None:
