@@ -6,16 +6,19 @@ calls and thinking, how a tool call is written (`{"id", "type": "function", "fun
 "arguments"}}`), how a named `tool_choice` is written, how base64 image data becomes a `data:` URL,
 and how a tool call's `arguments` text is read back. The rest differs between the two wires
 (tool schemas, content parts, tool messages, usage, finish reasons, errors, stream deltas) and
-stays in each provider's package. Pure: no I/O, no globals.
+stays in each provider's package. Pure: no I/O; the one global is a bounded cache of each tool
+call's argument JSON, by block identity (a frozen block's input never changes), which changes
+no result.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from rxagent._cache import IdentityCache
 from rxagent.formatters.base import unsupported
-from rxagent.messages import ImageBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from rxagent.messages import FrozenDict, ImageBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -27,6 +30,7 @@ __all__ = [
     "image_data_url",
     "named_tool_choice",
     "parse_arguments",
+    "tool_arguments",
 ]
 
 
@@ -40,6 +44,28 @@ def image_data_url(block: ImageBlock) -> str:
 def named_tool_choice(name: str) -> dict[str, Any]:
     """The `tool_choice` that forces the tool called `name`."""
     return {"type": "function", "function": {"name": name}}
+
+
+def _dumps_input(block: ToolUseBlock) -> str:
+    return json.dumps(block.input, ensure_ascii=False)
+
+
+_arguments: Final[IdentityCache[ToolUseBlock, str]] = IdentityCache(_dumps_input, limit=10_000)
+"""A tool call's input as JSON text, once per `ToolUseBlock` (the history resends each call)."""
+
+
+def tool_arguments(block: ToolUseBlock) -> str:
+    """A tool call's `arguments` text (computed once per block object).
+
+    The model's own text when it was not a JSON object, else the input as JSON.
+    """
+    args = block.raw_input
+    if args is None:
+        # a frozen block's input never changes; a plain dict (model_construct) may: not cached
+        if type(block.input) is FrozenDict:
+            return _arguments(block)
+        return json.dumps(block.input, ensure_ascii=False)
+    return args
 
 
 def assistant_parts(
@@ -64,15 +90,11 @@ def assistant_parts(
         if type(block) is TextBlock:
             texts.append(block.text)
         elif type(block) is ToolUseBlock:
-            # The model's own text when it was not a JSON object, else the input as JSON.
-            args = block.raw_input
-            if args is None:
-                args = json.dumps(block.input, ensure_ascii=False)
             calls.append(
                 {
                     "id": block.id,
                     "type": "function",
-                    "function": {"name": block.name, "arguments": args},
+                    "function": {"name": block.name, "arguments": tool_arguments(block)},
                 }
             )
         elif type(block) is ThinkingBlock:

@@ -141,6 +141,19 @@ class StreamParser(Protocol[E_contra]):
 class Formatter(Protocol[E_contra]):
     """Pure translation for one provider. `E_contra` is its decoded stream event type.
 
+    A formatter may also have an optional fast path, not part of this protocol (the HTTP
+    clients look it up with `getattr` once, when the model is built):
+
+    `parse_deltas(body: Any) -> list[ModelDelta]` reads a whole (non-streamed) response,
+    already decoded from JSON, straight into the deltas a stream of it would give, one per
+    block and then the `UsageDelta` and the `FinishDelta`, as `response_to_deltas(parse(body))`
+    does, but without building the response: a tool call's argument text is passed through as
+    `ToolCallDelta.args` instead of being parsed, frozen and written back as JSON. It must agree
+    with `parse`: `ResponseBuilder` over its deltas gives `parse(body)`'s message, usage and
+    finish reason, and a body `parse` refuses raises the same typed error. Without it (or when a
+    subclass overrides `parse` below the class that defines it) the clients use
+    `response_to_deltas(parse(body))`. The OpenAI and DashScope formatters have it.
+
     Attributes:
         provider: The provider's name, as used in `"provider:model"` strings.
         capabilities: What its wire format can carry.

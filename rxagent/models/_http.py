@@ -36,7 +36,7 @@ from rxagent.models.framing import NDJSONDecoder, SSEDecoder
 from rxagent.models.retry import RetryPolicy, emit_retry
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     from rxagent.formatters.base import Formatter
     from rxagent.messages import Msg
@@ -48,6 +48,26 @@ DEFAULT_TIMEOUT_S: Final = 120.0
 """The default wait for a connection and for each read of a response, in seconds."""
 
 _STREAM_TYPES: Final = ("event-stream", "ndjson", "json", "octet-stream", "text/plain")
+
+_encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""`json.dumps(body, ensure_ascii=False, separators=(",", ":"))`, without a new encoder per call."""
+
+
+def _whole_reader(formatter: Formatter[Any]) -> Callable[[Any], list[ModelDelta]] | None:
+    """The formatter's `parse_deltas` fast path, or None to read with `parse`.
+
+    None too when a subclass overrides `parse` below the class that has `parse_deltas`: the
+    override's reading must win.
+    """
+    reader: Callable[[Any], list[ModelDelta]] | None = getattr(formatter, "parse_deltas", None)
+    if reader is None:
+        return None
+    for cls in type(formatter).__mro__:
+        if "parse_deltas" in vars(cls):
+            break
+        if "parse" in vars(cls):
+            return None
+    return reader
 
 
 class HTTPChatModel:
@@ -132,6 +152,8 @@ class HTTPChatModel:
             names = " or ".join(self.api_key_env) or "the provider's key variable"
             raise ConfigurationError(f"{cls} needs an API key: pass api_key=... or set {names}")
         self.formatter: Formatter[Any] = self._make_formatter()
+        self._reader_of = self.formatter
+        self._read_whole = _whole_reader(self.formatter)
         self._headers = {
             "Content-Type": "application/json",
             "User-Agent": f"rxagent/{__version__}",
@@ -198,14 +220,17 @@ class HTTPChatModel:
     def request_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSchema], options: ModelOptions
     ) -> dict[str, Any]:
-        """Return the JSON body this model would send for a request (for tests and debugging)."""
-        return self.formatter.format(
-            messages,
-            tools,
-            self.options.merged(options),
-            model=self.model,
-            stream=self.streaming,
-        )
+        """Return the JSON body this model would send for a request (for tests and debugging).
+
+        The body is new for each call, but parts the formatter caches per frozen object (a tool
+        schema's `parameters`) may be shared, read-only values: `rxagent.messages.thaw()` the
+        body before changing it in place.
+        """
+        base = self.options
+        if options is not None and options is not base and options.model_fields_set:
+            # `merged` copies; without fields set on one side the other is the result as it is
+            base = base.merged(options) if base.model_fields_set else options
+        return self.formatter.format(messages, tools, base, model=self.model, stream=self.streaming)
 
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSchema], options: ModelOptions
@@ -216,9 +241,7 @@ class HTTPChatModel:
             AgentRunError: The typed failure (`RateLimitedError`, `ContextTooLongError`, ...) once
                 retries are spent, or at once for a failure that is never retried.
         """
-        payload = json.dumps(
-            self.request_body(messages, tools, options), ensure_ascii=False, separators=(",", ":")
-        ).encode()
+        payload = _encode(self.request_body(messages, tools, options)).encode()
         policy = self.retry
         retries = 0
         started = policy.clock()
@@ -226,16 +249,17 @@ class HTTPChatModel:
             content = False
             held: list[ModelDelta] = []
             try:
-                async for delta in self._attempt(payload):
-                    if content:
-                        yield delta
-                    elif type(delta) is UsageDelta:  # not content: held, so a retry stays possible
-                        held.append(delta)
-                    else:
-                        content = True
-                        yield delta
-                        for usage in held:
-                            yield usage
+                async for deltas in self._attempt(payload):
+                    for delta in deltas:
+                        if content:
+                            yield delta
+                        elif type(delta) is UsageDelta:
+                            held.append(delta)  # not content: held, so a retry stays possible
+                        else:
+                            content = True
+                            yield delta
+                            for usage in held:
+                                yield usage
                 for usage in held if not content else ():
                     yield usage
                 if retries:
@@ -263,7 +287,12 @@ class HTTPChatModel:
             builder.add(delta)
         return builder.response()
 
-    async def _attempt(self, payload: bytes) -> AsyncIterator[ModelDelta]:
+    async def _attempt(self, payload: bytes) -> AsyncIterator[list[ModelDelta]]:
+        """Send the request once; yield the deltas of the response, a list per event read.
+
+        A list is what one step of the formatter gives (a stream event, or a whole response):
+        an event that fails yields nothing, as the deltas one by one would.
+        """
         stream = self.streaming
         url = self._url(stream=stream)
         provider = self.provider
@@ -276,13 +305,23 @@ class HTTPChatModel:
                     body = await resp.content.read(64 * 1024)
                     raise self.formatter.error_from_response(status, body, resp.headers)
                 if not stream:
-                    body = await resp.read()
-                    response = self.formatter.parse(json_body(provider, body, status))
-                    for delta in response_to_deltas(response):
-                        yield delta
+                    data = json_body(provider, await resp.read(), status)
+                    formatter = self.formatter
+                    if formatter is not self._reader_of:  # replaced since: look it up again
+                        self._reader_of = formatter
+                        self._read_whole = _whole_reader(formatter)
+                    read = self._read_whole
+                    if read is not None:
+                        yield read(data)
+                    else:
+                        yield response_to_deltas(formatter.parse(data))
                     return
                 ctype = resp.headers.get("Content-Type", "")
-                if ctype and not any(kind in ctype for kind in _STREAM_TYPES):
+                if (
+                    ctype
+                    and "event-stream" not in ctype  # the usual one, without the generator below
+                    and not any(kind in ctype for kind in _STREAM_TYPES)
+                ):
                     body = await resp.content.read(4096)
                     raise malformed(provider, f"expected a stream, got {ctype!r}", body, status)
                 decoder = SSEDecoder() if self.framing == "sse" else NDJSONDecoder()
@@ -290,13 +329,16 @@ class HTTPChatModel:
                 feed = parser.feed
                 async for chunk in resp.content.iter_any():
                     for event in decoder.feed(chunk):
-                        for delta in feed(event):
-                            yield delta
+                        deltas = feed(event)
+                        if deltas:
+                            yield deltas
                 for event in decoder.close():
-                    for delta in feed(event):
-                        yield delta
-                for delta in parser.close():
-                    yield delta
+                    deltas = feed(event)
+                    if deltas:
+                        yield deltas
+                deltas = parser.close()
+                if deltas:
+                    yield deltas
         except TimeoutError as exc:
             raise provider_error(
                 ErrorCode.PROVIDER_ERROR,

@@ -505,6 +505,57 @@ def test_a_200_body_with_an_error_code_is_typed() -> None:
     assert info.value.status == 429
 
 
+def test_parse_deltas_gives_one_delta_per_block_with_the_arguments_text_as_sent() -> None:
+    fragments = [
+        {"index": 0, "id": "c1", "function": {"name": "add", "arguments": '{"a":'}},
+        {"index": 0, "function": {"arguments": " 1}"}},
+        {"index": 1, "function": {"name": "echo", "arguments": "{oops"}},  # no id
+    ]
+    message = {"role": "assistant", "content": "Adding.", "tool_calls": fragments}
+    message["reasoning_content"] = "hmm"
+    body = {
+        "output": {"choices": [{"finish_reason": "tool_calls", "message": message}]},
+        "usage": usage(5, 5),
+    }
+    deltas = F.parse_deltas(body)
+    parsed = F.parse(body)
+    assert deltas[:4] == [
+        ThinkingDelta(index=0, text="hmm"),
+        TextDelta(index=1, text="Adding."),
+        ToolCallDelta(index=2, id="c1", name="add", args='{"a": 1}'),
+        ToolCallDelta(index=3, id="call_4", name="echo", args="{oops"),  # parse's id for it
+    ]
+    assert deltas[4:] == [UsageDelta(usage=parsed.usage), FinishDelta(reason="tool_calls")]
+    builder = ResponseBuilder()
+    for delta in deltas:
+        builder.add(delta)
+    assert builder.build().blocks == parsed.message.blocks
+    assert (builder.usage, builder.finish_reason) == (parsed.usage, parsed.finish_reason)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [],
+        {"request_id": "r"},
+        {"output": {"choices": [{"finish_reason": "null", "message": {"content": "x"}}]}},
+        {
+            "output": {
+                "choices": [{"finish_reason": "stop", "message": {"tool_calls": [{"id": 1}]}}]
+            }
+        },
+    ],
+)
+def test_parse_deltas_refuses_what_parse_refuses_with_the_same_error(body: Any) -> None:
+    with pytest.raises(ProviderError) as expected:
+        F.parse(body)
+    with pytest.raises(ProviderError) as got:
+        F.parse_deltas(body)
+    assert str(got.value) == str(expected.value)
+    with pytest.raises(RateLimitedError):
+        F.parse_deltas({"status_code": 429, "code": "Throttling", "message": "slow"})
+
+
 # -- streams ---------------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -22,12 +23,14 @@ from rxagent.formatters.openai import (
     OpenAIFormatter,
 )
 from rxagent.messages import (
+    FrozenDict,
     ImageBlock,
     Msg,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    thaw,
 )
 from rxagent.models import (
     FinishDelta,
@@ -324,6 +327,74 @@ def test_extra_is_merged_last_and_overrides() -> None:
     assert body["temperature"] == 0.9
 
 
+# -- requests: what is cached per frozen object ----------------------------------------------------
+
+
+def test_tool_parameters_are_computed_once_per_schema_and_shared_read_only() -> None:
+    first = body_of([Msg.user("x")], [ADD])["tools"][0]
+    second = body_of([Msg.user("x")], [ADD])["tools"][0]
+    assert first is not second  # the dicts around the schema are new each time
+    assert first["function"] is not second["function"]
+    params = first["function"]["parameters"]
+    assert second["function"]["parameters"] is params  # the cached value, shared
+    assert params == thaw(ADD.parameters)
+    assert params["required"] == ["a", "b"]  # a list, as before (not a tuple)
+    assert json.dumps(params) == json.dumps(thaw(ADD.parameters))
+    with pytest.raises(TypeError, match="cannot be changed"):
+        params["properties"]["a"]["type"] = "string"
+    with pytest.raises(TypeError, match="cannot be changed"):
+        params["required"].append("c")
+    with pytest.raises(TypeError, match="cannot be changed"):
+        params["required"] += ["c"]
+    mutable = thaw(params)  # the documented way to change it
+    mutable["required"].append("c")
+    assert body_of([Msg.user("x")], [ADD])["tools"][0]["function"]["parameters"] == params
+    first["function"]["name"] = "renamed"  # the dicts around it are the caller's own
+    assert body_of([Msg.user("x")], [ADD])["tools"][0]["function"]["name"] == "add"
+
+
+def test_each_schema_object_gets_its_own_parameters_even_when_an_old_one_is_gone() -> None:
+    for n in range(50):  # new schemas, the old ones dropped: a reused id() must not match
+        schema = ToolSchema(
+            name="t", parameters={"type": "object", "properties": {f"p{n}": {"type": "string"}}}
+        )
+        sent = body_of([Msg.user("x")], [schema])["tools"][0]["function"]["parameters"]
+        assert list(sent["properties"]) == [f"p{n}"]
+        del schema, sent
+        gc.collect()
+    copied = ADD.model_copy(update={"parameters": FrozenDict({"type": "object"})})
+    assert body_of([Msg.user("x")], [copied])["tools"][0]["function"]["parameters"] == {
+        "type": "object"
+    }
+
+
+def test_tool_call_arguments_are_written_once_per_block() -> None:
+    block = call("c1", "add", a=1, b="é")
+    msg = Msg.assistant([block])
+    first = body_of([msg])["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    second = body_of([msg])["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    assert first == '{"a": 1, "b": "é"}'
+    assert second is first
+    changed = block.model_copy(update={"input": FrozenDict({"a": 2})})  # same id, new input
+    wire = body_of([Msg.assistant([changed])])["messages"][0]["tool_calls"][0]["function"]
+    assert wire["arguments"] == '{"a": 2}'
+    for n in range(50):  # blocks dropped and made again: each one's own input
+        fresh = call("c1", "add", n=n)
+        sent = body_of([Msg.assistant([fresh])])["messages"][0]["tool_calls"][0]["function"]
+        assert sent["arguments"] == f'{{"n": {n}}}'
+        del fresh
+        gc.collect()
+
+
+def test_a_tool_call_whose_input_is_a_plain_dict_is_not_cached() -> None:
+    args: dict[str, Any] = {"a": 1}
+    block = ToolUseBlock.model_construct(id="c1", name="add", input=args, raw_input=None)
+    msg = Msg.assistant([block])
+    assert body_of([msg])["messages"][0]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
+    args["a"] = 2  # not frozen: it may change, so it is written each time
+    assert body_of([msg])["messages"][0]["tool_calls"][0]["function"]["arguments"] == '{"a": 2}'
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [{"system_role": "admin"}, {"max_tokens_field": "tokens"}],
@@ -471,6 +542,82 @@ def test_an_error_object_as_a_response_is_typed() -> None:
     body = {"error": {"message": "too long", "type": "x", "code": "context_length_exceeded"}}
     with pytest.raises(ContextTooLongError):
         FMT.parse(body)
+
+
+# -- parse_deltas: whole responses straight into deltas --------------------------------------------
+
+
+def build(deltas: list[Any]) -> ResponseBuilder:
+    builder = ResponseBuilder()
+    for delta in deltas:
+        builder.add(delta)
+    return builder
+
+
+def test_parse_deltas_passes_the_arguments_text_through() -> None:
+    body = completion(
+        {
+            "role": "assistant",
+            "content": "Adding.",
+            "reasoning_content": "1 + 2",
+            "tool_calls": [
+                {
+                    "id": "call_9",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a":1}'},
+                },
+                {"type": "function", "function": {"name": "f", "arguments": "{oops"}},
+            ],
+        },
+        finish="tool_calls",
+        usage=USAGE,
+    )
+    deltas = FMT.parse_deltas(body)
+    assert deltas == [
+        ThinkingDelta(index=0, text="1 + 2"),
+        TextDelta(index=1, text="Adding."),
+        ToolCallDelta(index=2, id="call_9", name="add", args='{"a":1}'),  # as sent, not re-written
+        ToolCallDelta(index=3, id=None, name="f", args="{oops"),
+        UsageDelta(usage=Usage(input_tokens=50, output_tokens=5, cache_read_tokens=32, requests=1)),
+        FinishDelta(reason="tool_calls"),
+    ]
+    built = build(deltas)
+    parsed = FMT.parse(body)
+    assert built.build().blocks[:3] == parsed.message.blocks[:3]
+    assert built.build().blocks[3] == ToolUseBlock(
+        id="call_4", name="f", input={}, raw_input="{oops"
+    )
+    assert (built.usage, built.finish_reason) == (parsed.usage, parsed.finish_reason)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        [],
+        None,
+        {"choices": [{"message": "hello"}]},
+        completion({"role": "assistant", "content": "x"}, finish="eos"),
+        completion({"role": "assistant", "content": "x"}, usage=["bad"]),
+        completion({"role": "assistant", "tool_calls": [{"function": {}}]}),
+        completion(
+            {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 5}}]}
+        ),
+    ],
+)
+def test_parse_deltas_refuses_what_parse_refuses_with_the_same_error(body: Any) -> None:
+    with pytest.raises(ProviderError) as expected:
+        FMT.parse(body)
+    with pytest.raises(ProviderError) as got:
+        FMT.parse_deltas(body)
+    assert str(got.value) == str(expected.value)
+    assert (got.value.code, got.value.recoverable) == (expected.value.code, False)
+
+
+def test_parse_deltas_types_an_error_object() -> None:
+    body = {"error": {"message": "slow", "type": "requests", "code": "rate_limit_exceeded"}}
+    with pytest.raises(RateLimitedError):
+        FMT.parse_deltas(body)
 
 
 # -- streams ---------------------------------------------------------------------------------------

@@ -216,6 +216,75 @@ async def test_options_are_merged_under_the_request() -> None:
     assert server.requests[0].body["b"] == 2
 
 
+class OptionsSpy(ToyFormatter):
+    """Records the options each body is built with."""
+
+    def __init__(self) -> None:
+        self.seen: list[ModelOptions] = []
+
+    def format(self, messages: Any, tools: Any, options: ModelOptions, **kw: Any) -> dict[str, Any]:
+        self.seen.append(options)
+        return super().format(messages, tools, options, **kw)
+
+
+SET = ModelOptions(temperature=0.5, extra={"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("defaults", "request_options", "expected"),
+    [
+        (None, ModelOptions(), ModelOptions()),
+        (None, SET, SET),
+        (SET, ModelOptions(), SET),
+        (SET, ModelOptions(extra={"b": 2}), ModelOptions(temperature=0.5, extra={"a": 1, "b": 2})),
+        (SET, ModelOptions(temperature=None), ModelOptions(extra={"a": 1})),
+    ],
+)
+def test_request_options_merge_over_the_models_as_merged_does(
+    defaults: ModelOptions | None, request_options: ModelOptions, expected: ModelOptions
+) -> None:
+    model = ToyModel("toy-1", api_key="k", options=defaults)
+    spy = model.formatter = OptionsSpy()
+    model.request_body([], [], request_options)
+    assert spy.seen == [expected]
+    assert spy.seen[0] == model.options.merged(request_options)
+
+
+class FastToyFormatter(ToyFormatter):
+    """A toy formatter with the `parse_deltas` fast path; it counts its uses."""
+
+    fast_reads = 0
+
+    def parse_deltas(self, body: Any) -> list[ModelDelta]:
+        FastToyFormatter.fast_reads += 1
+        return [
+            TextDelta(index=0, text=f"fast {body['text']}"),
+            UsageDelta(usage=Usage(requests=1)),
+            FinishDelta(reason="stop"),
+        ]
+
+
+class OverridingToyFormatter(FastToyFormatter):
+    """Overrides `parse` below the class that has `parse_deltas`: its `parse` must be used."""
+
+    def parse(self, body: Any) -> ModelResponse:
+        return ModelResponse(message=Msg.assistant(f"override {body['text']}"))
+
+
+async def test_whole_responses_use_parse_deltas_when_the_formatter_has_it() -> None:
+    FastToyFormatter.fast_reads = 0
+    async with FakeToyServer(["a", "b", "c", "d"]) as server, toy(server, stream=False) as model:
+        assert (await model.complete([Msg.user("hi")])).message.text == "a"  # no fast path
+        model.formatter = FastToyFormatter()  # replaced: looked up again
+        assert (await model.complete([Msg.user("hi")])).message.text == "fast b"
+        assert FastToyFormatter.fast_reads == 1
+        model.formatter = OverridingToyFormatter()
+        assert (await model.complete([Msg.user("hi")])).message.text == "override c"
+        assert FastToyFormatter.fast_reads == 1
+        model.formatter = ToyFormatter()
+        assert (await model.complete([Msg.user("hi")])).message.text == "d"
+
+
 # -- retries ---------------------------------------------------------------------------------------
 
 

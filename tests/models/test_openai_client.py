@@ -15,12 +15,13 @@ from rxagent.errors import (
     RateLimitedError,
 )
 from rxagent.events import ErrorEvent, PostCallEvent, ReasoningChunkEvent, RetryEvent
-from rxagent.messages import Block, Msg, TextBlock, ThinkingBlock, ToolResultBlock
+from rxagent.messages import Block, Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from rxagent.models import (
     AzureOpenAIChatModel,
     ModelOptions,
     OpenAIChatModel,
     TextDelta,
+    ToolCallDelta,
     ToolSchema,
     Usage,
     resolve,
@@ -90,6 +91,21 @@ async def test_text_tool_calls_and_usage(stream: bool) -> None:
     assert request.body["model"] == "gpt-4o-mini"
     assert request.body["tools"][0]["function"]["name"] == "add"
     assert ("stream_options" in request.body) is stream
+
+
+async def test_a_whole_response_passes_the_arguments_text_through_as_a_stream_does() -> None:
+    raw = ToolUseBlock(id="call_r", name="add", input={}, raw_input='{"a":1,"b":2}')
+    async with FakeOpenAIServer([[text("Adding."), raw]]) as server:
+        async with client(server, stream=False) as model:
+            deltas = [d async for d in model.stream([Msg.user("1+2")], [ADD], ModelOptions())]
+    [call] = [d for d in deltas if isinstance(d, ToolCallDelta)]
+    assert (call.index, call.id, call.name, call.args) == (1, "call_r", "add", '{"a":1,"b":2}')
+    assert [d.type for d in deltas] == [
+        "text_delta",
+        "tool_call_delta",
+        "usage_delta",
+        "finish_delta",
+    ]
 
 
 async def test_streamed_deltas_have_block_indexes_and_thinking() -> None:

@@ -12,7 +12,11 @@ from rxagent.formatters.base import BaseFormatter, Capabilities
 from rxagent.formatters.dashscope._errors import PROVIDER, error_from_status
 from rxagent.formatters.dashscope._inverse import read_request
 from rxagent.formatters.dashscope._request import build_body
-from rxagent.formatters.dashscope._response import DashScopeStreamParser, parse_response
+from rxagent.formatters.dashscope._response import (
+    DashScopeStreamParser,
+    parse_response,
+    response_deltas,
+)
 from rxagent.models.framing import SSEEvent
 
 if TYPE_CHECKING:
@@ -20,7 +24,7 @@ if TYPE_CHECKING:
 
     from rxagent.errors import AgentRunError
     from rxagent.messages import Msg
-    from rxagent.models.base import ModelOptions, ModelResponse, ToolSchema
+    from rxagent.models.base import ModelDelta, ModelOptions, ModelResponse, ToolSchema
 
 __all__ = ["DashScopeFormatter", "is_multimodal_model"]
 
@@ -133,6 +137,18 @@ class DashScopeFormatter(BaseFormatter[SSEEvent]):
             ProviderError: A body that is not a DashScope response, or an unknown finish reason.
         """
         return parse_response(body)
+
+    def parse_deltas(self, body: Any) -> list[ModelDelta]:
+        """Read a whole response straight into deltas (the fast path).
+
+        `ResponseBuilder` over these deltas gives what `parse` reads, and a body `parse` refuses
+        raises the same error here. A tool call's argument text is passed through unparsed.
+
+        Raises:
+            AgentRunError: The typed error, for a body that carries a DashScope error code.
+            ProviderError: A body that is not a DashScope response, or an unknown finish reason.
+        """
+        return response_deltas(body)
 
     def stream_parser(self) -> DashScopeStreamParser:
         """Return a parser for one streamed response (`incremental_output=true`)."""

@@ -30,13 +30,72 @@ if TYPE_CHECKING:
 
     from rxagent.models.framing import SSEEvent
 
-__all__ = ["DashScopeStreamParser", "parse_response"]
+__all__ = ["DashScopeStreamParser", "parse_response", "response_deltas"]
 
 _FINISH: Final = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
 
 
 def parse_response(body: Any) -> ModelResponse:
     """Read a whole response (see `DashScopeFormatter.parse`)."""
+    message, reason = _whole(body)
+    builder = ResponseBuilder()
+    for delta in DashScopeStreamParser().message_deltas(message, body):
+        builder.add(delta)
+    return ModelResponse(
+        message=builder.build(), usage=_usage(body.get("usage")), finish_reason=reason
+    )
+
+
+def response_deltas(body: Any) -> list[ModelDelta]:
+    """Read a whole response straight into deltas (see `DashScopeFormatter.parse_deltas`).
+
+    The deltas `response_to_deltas(parse_response(body))` gives, one per block, but a tool
+    call's argument text is passed through as the response has it (not parsed and written
+    again); a call without an id gets the one `parse_response` gives it (`call_<blocks>`).
+    """
+    message, reason = _whole(body)
+    parser = DashScopeStreamParser()
+    deltas = parser.message_deltas(message, body)
+    if parser._calls:
+        deltas = _one_per_block(deltas, f"call_{parser._next}")
+    deltas.append(trusted(UsageDelta, usage=_usage(body.get("usage"))))
+    deltas.append(trusted(FinishDelta, reason=reason))
+    return deltas
+
+
+def _one_per_block(deltas: list[ModelDelta], default_id: str) -> list[ModelDelta]:
+    """Fold the tool-call fragments of a whole message into one delta per call."""
+    out: list[Any] = []
+    calls: dict[int, list[Any]] = {}  # block index -> [id, name, argument pieces]
+    for delta in deltas:
+        if type(delta) is not ToolCallDelta:
+            out.append(delta)
+            continue
+        call = calls.get(delta.index)
+        if call is None:
+            call = calls[delta.index] = [None, None, []]
+            out.append(delta.index)  # the call's place, filled below
+        if delta.id:
+            call[0] = delta.id
+        if delta.name:
+            call[1] = delta.name
+        if delta.args:
+            call[2].append(delta.args)
+    for position, item in enumerate(out):
+        if type(item) is int:
+            call_id, name, args = calls[item]
+            out[position] = trusted(
+                ToolCallDelta,
+                index=item,
+                id=call_id or default_id,
+                name=name or "",
+                args="".join(args),
+            )
+    return out
+
+
+def _whole(body: Any) -> tuple[dict[str, Any], str]:
+    """A whole response's message object and finish reason, checked."""
     if not isinstance(body, dict):
         raise malformed(PROVIDER, "the response is not a JSON object", body)
     output = body.get("output")
@@ -66,12 +125,7 @@ def parse_response(body: Any) -> ModelResponse:
     reason = _FINISH.get(finish) if isinstance(finish, str) else None
     if reason is None:
         raise malformed(PROVIDER, f"unknown finish_reason {finish!r}", body)
-    builder = ResponseBuilder()
-    for delta in DashScopeStreamParser().message_deltas(message, body):
-        builder.add(delta)
-    return ModelResponse(
-        message=builder.build(), usage=_usage(body.get("usage")), finish_reason=reason
-    )
+    return message, reason
 
 
 def _int(value: Any) -> int:

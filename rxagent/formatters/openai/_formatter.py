@@ -12,7 +12,11 @@ from rxagent.formatters.base import BaseFormatter, Capabilities
 from rxagent.formatters.openai._errors import error_from_status
 from rxagent.formatters.openai._inverse import read_request
 from rxagent.formatters.openai._request import build_body
-from rxagent.formatters.openai._response import OpenAIStreamParser, parse_completion
+from rxagent.formatters.openai._response import (
+    OpenAIStreamParser,
+    completion_deltas,
+    parse_completion,
+)
 from rxagent.models.framing import SSEEvent
 
 if TYPE_CHECKING:
@@ -20,7 +24,7 @@ if TYPE_CHECKING:
 
     from rxagent.errors import AgentRunError
     from rxagent.messages import Msg
-    from rxagent.models.base import ModelOptions, ModelResponse, ToolSchema
+    from rxagent.models.base import ModelDelta, ModelOptions, ModelResponse, ToolSchema
 
 __all__ = ["OpenAIFormatter"]
 
@@ -130,6 +134,19 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
             ProviderError: The body is not a chat completion, or its finish reason is unknown.
         """
         return parse_completion(body, self.provider)
+
+    def parse_deltas(self, body: Any) -> list[ModelDelta]:
+        """Read a whole `chat.completion` response straight into deltas (the fast path).
+
+        `ResponseBuilder` over these deltas gives what `parse` reads, and a body `parse` refuses
+        raises the same error here. A tool call's `arguments` text is passed through unparsed
+        (`ToolCallDelta.args`), as in a stream.
+
+        Raises:
+            AgentRunError: The body is an error object (typed by its code).
+            ProviderError: The body is not a chat completion, or its finish reason is unknown.
+        """
+        return completion_deltas(body, self.provider)
 
     def stream_parser(self) -> OpenAIStreamParser:
         """Return a parser for one streamed response (see `OpenAIStreamParser`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from rxagent._cache import IdentityCache, readonly_json
 from rxagent.formatters._openai_style import assistant_parts, image_data_url, named_tool_choice
 from rxagent.formatters.base import unsupported
 from rxagent.messages import ImageBlock, TextBlock, ToolResultBlock, thaw
@@ -39,16 +40,17 @@ def build_body(
     """Build the `/chat/completions` request body (see `OpenAIFormatter.format`)."""
     body: dict[str, Any] = {"model": model, "messages": _messages(fmt, messages)}
     if tools:
+        wire = _tool_parameters
         body["tools"] = [
             {
                 "type": "function",
                 "function": {
                     "name": t.name,
                     "description": t.description,
-                    "parameters": thaw(t.parameters),
+                    "parameters": wire(t),
                 }
                 if t.description
-                else {"name": t.name, "parameters": thaw(t.parameters)},
+                else {"name": t.name, "parameters": wire(t)},
             }
             for t in tools
         ]
@@ -75,6 +77,16 @@ def build_body(
     if options.extra:
         body.update(thaw(options.extra))
     return body
+
+
+_tool_parameters: Final[IdentityCache[ToolSchema, Any]] = IdentityCache(
+    lambda tool: readonly_json(tool.parameters), limit=2_000
+)
+"""A tool schema's `parameters` as sent, computed once per `ToolSchema` object (it is frozen).
+
+Every request shares the value, so it is read-only (`FrozenDict`s and `ReadOnlyList`s, equal to
+plain dicts and lists and encoded the same); the dicts around it are new in every body. Each
+entry holds its schema, so a schema's `id()` cannot be reused by another while it is cached."""
 
 
 def _image_part(block: ImageBlock) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 from rxagent._fast import trusted
 from rxagent.errors import ErrorCode
 from rxagent.formatters._openai_style import parse_arguments
-from rxagent.formatters.base import malformed, provider_error
+from rxagent.formatters.base import malformed, provider_error, response_to_deltas
 from rxagent.formatters.openai._errors import stream_error
 from rxagent.messages import Block, Msg, TextBlock, ThinkingBlock, ToolUseBlock, freeze
 from rxagent.models.base import (
@@ -32,7 +32,13 @@ if TYPE_CHECKING:
     from rxagent.formatters.openai._formatter import OpenAIFormatter
     from rxagent.models.framing import SSEEvent
 
-__all__ = ["FINISH_REASON_MAP", "OpenAIStreamParser", "parse_completion", "read_tool_call"]
+__all__ = [
+    "FINISH_REASON_MAP",
+    "OpenAIStreamParser",
+    "completion_deltas",
+    "parse_completion",
+    "read_tool_call",
+]
 
 FINISH_REASON_MAP: Final[Mapping[str, str]] = {
     "stop": "stop",
@@ -68,6 +74,54 @@ def parse_completion(body: Any, provider: str) -> ModelResponse:
         raise malformed(provider, f"unknown finish_reason {exc.args[0]!r}", body) from None
     message = trusted(Msg, role="assistant", content=tuple(blocks))
     return trusted(ModelResponse, message=message, usage=usage, finish_reason=finish)
+
+
+def completion_deltas(body: Any, provider: str) -> list[ModelDelta]:
+    """Read a whole `chat.completion` into deltas (see `OpenAIFormatter.parse_deltas`).
+
+    The same reading as `parse_completion`, in the same order, so it fails the same way; a
+    tool call's `arguments` text is passed through as `ToolCallDelta.args` (not parsed here:
+    `ResponseBuilder` reads it as it reads a streamed call's). One delta per block, then usage
+    and the finish reason, as `response_to_deltas(parse_completion(body))` gives.
+    """
+    if isinstance(body, dict) and body.get("error") is not None:
+        raise stream_error(provider, body, json.dumps(body))
+    try:
+        choice = body["choices"][0]
+        wire = choice["message"]
+        deltas: list[ModelDelta] = []
+        reasoning = wire.get("reasoning_content") or wire.get("reasoning")
+        if reasoning:
+            deltas.append(trusted(ThinkingDelta, index=0, text=str(reasoning)))
+        text = wire.get("content")
+        if text:
+            deltas.append(trusted(TextDelta, index=len(deltas), text=str(text)))
+        text = wire.get("refusal")
+        if text:
+            deltas.append(trusted(TextDelta, index=len(deltas), text=str(text)))
+        for call in wire.get("tool_calls") or ():
+            function = call["function"]
+            args = function.get("arguments") or ""
+            if type(args) is not str:  # `parse` refuses it: the same error, from the same code
+                return response_to_deltas(parse_completion(body, provider))
+            deltas.append(
+                trusted(
+                    ToolCallDelta,
+                    index=len(deltas),
+                    id=str(call.get("id") or "") or None,
+                    name=str(function["name"]),
+                    args=args,
+                )
+            )
+        finish = _finish(choice.get("finish_reason"))
+        usage = _usage(body.get("usage"))
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise malformed(provider, f"not a chat completion ({exc!r})", body) from exc
+    except _UnknownFinish as exc:
+        raise malformed(provider, f"unknown finish_reason {exc.args[0]!r}", body) from None
+    deltas.append(trusted(UsageDelta, usage=usage))
+    deltas.append(trusted(FinishDelta, reason=finish))
+    return deltas
 
 
 def read_tool_call(call: Mapping[str, Any]) -> ToolUseBlock:
