@@ -224,7 +224,20 @@ class SSEDecoder:
             ```
         """
         events: list[SSEEvent] = []
-        for raw in self._lines.split(chunk):
+        lines = self._lines
+        if (  # the common case: whole LF-terminated lines and nothing held back; decode once
+            lines._head is None
+            and not lines._parts
+            and not lines._skip_lf
+            and chunk[-1:] == b"\n"
+            and b"\r" not in chunk
+            and len(chunk) <= lines._max
+        ):
+            line = self._line
+            for text in chunk.decode("utf-8", "replace").split("\n")[:-1]:
+                line(text, events)
+            return events
+        for raw in lines.split(chunk):
             self._line(raw.decode("utf-8", "replace"), events)
         return events
 
@@ -255,6 +268,8 @@ class SSEDecoder:
             self._dispatch(events)
         elif line[0] == ":":
             self._comments.append(line[1:])
+        elif line.startswith("data: "):  # the usual spelling, without the general parse
+            self._data.append(line[6:])
         else:
             name, _, value = line.partition(":")
             if value[:1] == " ":
