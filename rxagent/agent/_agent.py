@@ -133,6 +133,7 @@ class ReActAgent:
         self.name = name
         self.sys_prompt = sys_prompt
         self.model = resolve_model(model)
+        self._models_by_name: dict[str, ChatModel] = {}  # per-call "provider:model" strings
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
         self.hooks = HookChain(hooks)
         conditions = list(stop_when)
@@ -309,15 +310,26 @@ class ReActAgent:
         finally:
             await self.aclose()
 
-    async def aclose(self) -> None:
-        """Close the model's connection pool on the running loop, if it keeps one.
+    def _call_model(self, model: ChatModel | str) -> ChatModel:
+        """A per-call model; a string is resolved once and kept, so its connections are reused."""
+        if not isinstance(model, str):
+            return resolve_model(model)
+        found = self._models_by_name.get(model)
+        if found is None:
+            found = self._models_by_name[model] = resolve_model(model)
+        return found
 
-        The agent stays usable: a later run opens new connections. `async with agent:` closes
-        it at the end of the block.
+    async def aclose(self) -> None:
+        """Close the models' connection pools on the running loop, where they keep one.
+
+        That is the agent's model and the models it resolved from per-call `model="..."`
+        strings. The agent stays usable: a later run opens new connections. `async with agent:`
+        closes them at the end of the block.
         """
-        aclose = getattr(self.model, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        for model in (self.model, *self._models_by_name.values()):
+            aclose = getattr(model, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -430,7 +442,7 @@ class ReActAgent:
         ctx = RunContext(
             agent=self.name,
             session_id=session_id,
-            model=self.model if model is None else resolve_model(model),
+            model=self.model if model is None else self._call_model(model),
             options=self.options.merged(options),
             deps=coerce_deps(deps),
             output_type=output_type,

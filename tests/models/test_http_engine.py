@@ -644,3 +644,25 @@ async def test_a_retry_past_the_elapsed_budget_is_not_made() -> None:
     # waits of 4 and 8 would end at 4 and 12: only the first fits the 10 s budget
     assert now[0] == 4.0
     assert len(server.requests) == 2
+
+
+async def test_a_per_call_model_string_is_resolved_once_and_closed_with_the_agent() -> None:
+    from rxagent.models import registry
+
+    async with FakeToyServer(["one", "two"]) as server:
+        built: list[ToyModel] = []
+
+        def factory(name: str, **kw: Any) -> ToyModel:
+            built.append(toy(server))
+            return built[-1]
+
+        registry.register("toyreg", factory, replace=True)
+        try:
+            async with ReActAgent("toy", model=toy(server)) as agent:
+                assert (await agent.call("a", model="toyreg:x")).text == "one"
+                assert (await agent.call("b", model="toyreg:x")).text == "two"
+                session = built[0]._session()
+            assert len(built) == 1
+            assert session.closed
+        finally:
+            registry._custom.pop("toyreg", None)
