@@ -225,6 +225,8 @@ class SSEDecoder:
         """
         events: list[SSEEvent] = []
         lines = self._lines
+        if lines._head == b"" and len(chunk) >= len(_BOM) and not chunk.startswith(_BOM):
+            lines._head = None  # the stream's first bytes, and they are no BOM
         if (  # the common case: whole LF-terminated lines and nothing held back; decode once
             lines._head is None
             and not lines._parts
