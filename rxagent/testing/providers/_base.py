@@ -134,6 +134,7 @@ class FakeProviderServer:
     Attributes:
         requests: Every request received, in order.
         base_url: The API root to give a client (set once started).
+        root: The server's own root, `http://127.0.0.1:<port>` (set once started).
     """
 
     provider: ClassVar[str] = ""
@@ -165,6 +166,7 @@ class FakeProviderServer:
         self.chunk_size = chunk_size
         self.requests: list[RecordedRequest] = []
         self.base_url = ""
+        self.root = ""
         self.port = 0
         self._played = 0
         self._faults: dict[int, Fault] = {}
@@ -345,7 +347,8 @@ class FakeProviderServer:
         await site.start()
         self._runner = runner
         self.port = sock.getsockname()[1]
-        self.base_url = self._base_url(f"http://{_FREE_PORT_HOST}:{self.port}")
+        self.root = f"http://{_FREE_PORT_HOST}:{self.port}"
+        self.base_url = self._base_url(self.root)
 
     def _base_url(self, root: str) -> str:
         """The API root a client is given; providers with a version prefix override it."""

@@ -102,19 +102,13 @@ class FakeOpenAIServer(FakeProviderServer):
     ) -> None:
         super().__init__(turns, chunk_size=chunk_size)
         self.interleave_tool_calls = interleave_tool_calls
-        self.endpoint = ""
+
+    @property
+    def endpoint(self) -> str:
         """The server's root, the Azure resource endpoint to give `AzureOpenAIChatModel`."""
-
-    async def __aenter__(self) -> FakeOpenAIServer:
-        await self.start()
-        return self
-
-    def __enter__(self) -> FakeOpenAIServer:
-        super().__enter__()
-        return self
+        return self.root
 
     def _base_url(self, root: str) -> str:
-        self.endpoint = root
         return f"{root}/v1"
 
     # -- routes ------------------------------------------------------------------------------------
