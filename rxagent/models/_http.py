@@ -10,7 +10,7 @@ import asyncio
 import json
 import os
 import weakref
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypedDict
 
 import aiohttp
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from rxagent.messages import Msg
     from rxagent.models.base import ToolSchema
 
-__all__ = ["DEFAULT_TIMEOUT_S", "HTTPChatModel"]
+__all__ = ["DEFAULT_TIMEOUT_S", "HTTPChatModel", "HTTPOptions"]
 
 DEFAULT_TIMEOUT_S: Final = 120.0
 """The default wait for a connection and for each read of a response, in seconds."""
@@ -68,6 +68,23 @@ def _whole_reader(formatter: Formatter[Any]) -> Callable[[Any], list[ModelDelta]
         if "parse" in vars(cls):
             return None
     return reader
+
+
+class HTTPOptions(TypedDict, total=False):
+    """The keyword arguments every provider client takes (see `HTTPChatModel`).
+
+    Provider clients take their own arguments plus `**common: Unpack[HTTPOptions]`, so these
+    are declared, typed and documented once.
+    """
+
+    base_url: str | None
+    api_key: str | None
+    timeout: float | aiohttp.ClientTimeout
+    max_retries: int | RetryPolicy
+    stream: bool
+    headers: Mapping[str, str] | None
+    options: ModelOptions | None
+    context_window: int | None
 
 
 class HTTPChatModel:

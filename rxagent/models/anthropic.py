@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Unpack
 
 from rxagent.errors import ConfigurationError
 from rxagent.formatters.anthropic import DEFAULT_API_VERSION, DEFAULT_MAX_TOKENS, AnthropicFormatter
-from rxagent.models._http import DEFAULT_TIMEOUT_S, HTTPChatModel
+from rxagent.models._http import HTTPChatModel
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
-    import aiohttp
-
-    from rxagent.models.base import ModelOptions
-    from rxagent.models.retry import RetryPolicy
+    from rxagent.models._http import HTTPOptions
 
 __all__ = ["DEFAULT_ANTHROPIC_VERSION", "AnthropicChatModel"]
 
@@ -87,17 +84,10 @@ class AnthropicChatModel(HTTPChatModel):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | aiohttp.ClientTimeout = DEFAULT_TIMEOUT_S,
-        max_retries: int | RetryPolicy = 2,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = DEFAULT_ANTHROPIC_VERSION,
         betas: str | Sequence[str] | None = None,
-        stream: bool = True,
-        headers: Mapping[str, str] | None = None,
-        options: ModelOptions | None = None,
-        context_window: int | None = None,
+        **common: Unpack[HTTPOptions],
     ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
             raise ConfigurationError(
@@ -111,17 +101,7 @@ class AnthropicChatModel(HTTPChatModel):
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
         self.betas: tuple[str, ...] = (betas,) if isinstance(betas, str) else tuple(betas or ())
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
-            headers=headers,
-            options=options,
-            context_window=context_window,
-        )
+        super().__init__(model, **common)
         self._url_value = f"{self.base_url}/v1/messages"
 
     def _make_formatter(self) -> AnthropicFormatter:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Unpack
 
 from rxagent.formatters.dashscope import DashScopeFormatter, is_multimodal_model
-from rxagent.models._http import DEFAULT_TIMEOUT_S, HTTPChatModel
+from rxagent.models._http import HTTPChatModel
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import aiohttp
-
-    from rxagent.models.base import ModelOptions
-    from rxagent.models.retry import RetryPolicy
+    from rxagent.models._http import HTTPOptions
 
 __all__ = ["INTL_BASE_URL", "DashScopeChatModel"]
 
@@ -85,30 +82,13 @@ class DashScopeChatModel(HTTPChatModel):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
         multimodal: bool | None = None,
-        timeout: float | aiohttp.ClientTimeout = DEFAULT_TIMEOUT_S,
-        max_retries: int | RetryPolicy = 2,
-        stream: bool = True,
-        headers: Mapping[str, str] | None = None,
-        options: ModelOptions | None = None,
-        context_window: int | None = None,
+        **common: Unpack[HTTPOptions],
     ) -> None:
         if multimodal is None:
             multimodal = isinstance(model, str) and is_multimodal_model(model)
         self.multimodal = bool(multimodal)
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
-            headers=headers,
-            options=options,
-            context_window=context_window,
-        )
+        super().__init__(model, **common)
         root = self.base_url if self.base_url.endswith("/api/v1") else self.base_url + "/api/v1"
         self.endpoint = root + (_MULTIMODAL_PATH if self.multimodal else _TEXT_PATH)
         """The URL requests are posted to."""

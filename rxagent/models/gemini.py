@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Unpack
 from urllib.parse import quote
 
 from rxagent.errors import ConfigurationError
 from rxagent.formatters.gemini import CallIds, GeminiFormatter
-from rxagent.models._http import DEFAULT_TIMEOUT_S, HTTPChatModel
+from rxagent.models._http import HTTPChatModel
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    import aiohttp
-
     from rxagent.formatters.base import Formatter
-    from rxagent.models.base import ModelOptions
-    from rxagent.models.retry import RetryPolicy
+    from rxagent.models._http import HTTPOptions
 
 __all__ = ["DEFAULT_API_VERSION", "GeminiChatModel"]
 
@@ -92,16 +87,9 @@ class GeminiChatModel(HTTPChatModel):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
         api_version: str = DEFAULT_API_VERSION,
         call_ids: CallIds = "model",
-        timeout: float | aiohttp.ClientTimeout = DEFAULT_TIMEOUT_S,
-        max_retries: int | RetryPolicy = 2,
-        stream: bool = True,
-        headers: Mapping[str, str] | None = None,
-        options: ModelOptions | None = None,
-        context_window: int | None = None,
+        **common: Unpack[HTTPOptions],
     ) -> None:
         if not isinstance(api_version, str) or not api_version.strip("/"):
             raise ConfigurationError(
@@ -115,17 +103,7 @@ class GeminiChatModel(HTTPChatModel):
             )
         self.api_version = api_version.strip("/")
         self.call_ids: CallIds = call_ids
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
-            headers=headers,
-            options=options,
-            context_window=context_window,
-        )
+        super().__init__(model, **common)
         resource = self.model if "/" in self.model else f"models/{self.model}"
         root = (
             self.base_url

@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import ipaddress
 import urllib.parse
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Unpack
 
 from rxagent.errors import ConfigurationError
 from rxagent.formatters.ollama import OllamaFormatter
-from rxagent.models._http import DEFAULT_TIMEOUT_S, HTTPChatModel
+from rxagent.models._http import HTTPChatModel
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    import aiohttp
-
     from rxagent.formatters.base import Formatter
-    from rxagent.models.base import ModelOptions
-    from rxagent.models.retry import RetryPolicy
+    from rxagent.models._http import HTTPOptions
 
 __all__ = ["DEFAULT_OLLAMA_PORT", "OllamaChatModel", "normalize_ollama_host"]
 
@@ -143,16 +138,9 @@ class OllamaChatModel(HTTPChatModel):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | aiohttp.ClientTimeout = DEFAULT_TIMEOUT_S,
-        max_retries: int | RetryPolicy = 2,
-        stream: bool = True,
-        headers: Mapping[str, str] | None = None,
-        options: ModelOptions | None = None,
-        context_window: int | None = None,
         keep_alive: float | str | None = None,
         think: bool | str | None = None,
+        **common: Unpack[HTTPOptions],
     ) -> None:
         if keep_alive is not None and (
             isinstance(keep_alive, bool) or not isinstance(keep_alive, int | float | str)
@@ -167,17 +155,7 @@ class OllamaChatModel(HTTPChatModel):
             )
         self.keep_alive = keep_alive
         self.think = think
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
-            headers=headers,
-            options=options,
-            context_window=context_window,
-        )
+        super().__init__(model, **common)
         self.base_url = normalize_ollama_host(self.base_url)
 
     def _make_formatter(self) -> Formatter[Any]:

@@ -8,21 +8,16 @@ retry like every `HTTPChatModel`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Unpack
 from urllib.parse import quote
 
 from rxagent.errors import ConfigurationError
 from rxagent.formatters.openai import OpenAIFormatter
-from rxagent.models._http import DEFAULT_TIMEOUT_S, HTTPChatModel
+from rxagent.models._http import HTTPChatModel
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    import aiohttp
-
     from rxagent.formatters.base import Formatter
-    from rxagent.models.base import ModelOptions
-    from rxagent.models.retry import RetryPolicy
+    from rxagent.models._http import HTTPOptions
 
 __all__ = ["DEFAULT_AZURE_API_VERSION", "AzureOpenAIChatModel", "OpenAIChatModel"]
 
@@ -85,19 +80,12 @@ class OpenAIChatModel(HTTPChatModel):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | aiohttp.ClientTimeout = DEFAULT_TIMEOUT_S,
-        max_retries: int | RetryPolicy = 2,
-        stream: bool = True,
-        headers: Mapping[str, str] | None = None,
-        options: ModelOptions | None = None,
-        context_window: int | None = None,
         organization: str | None = None,
         project: str | None = None,
         system_role: Literal["system", "developer"] = "system",
         reasoning_content: bool = False,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
+        **common: Unpack[HTTPOptions],
     ) -> None:
         self.organization = organization or self._env(("OPENAI_ORG_ID",))
         self.project = project or self._env(("OPENAI_PROJECT_ID",))
@@ -106,17 +94,7 @@ class OpenAIChatModel(HTTPChatModel):
             "reasoning_content": reasoning_content,
             "max_tokens_field": max_tokens_field,
         }
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            stream=stream,
-            headers=headers,
-            options=options,
-            context_window=context_window,
-        )
+        super().__init__(model, **common)
         self._chat_url = f"{self.base_url}/chat/completions"
 
     def _make_formatter(self) -> Formatter[Any]:
