@@ -3,6 +3,7 @@
 - `ScriptedModel` plays a fixed list of responses; `FunctionModel` asks your function.
 - `text()`, `thinking()` and `tool_call()` build the responses.
 - `EventRecorder` is a hook that keeps every event it sees.
+- `RecordingSleep` is a fake `asyncio.sleep` on a virtual clock, for retry timing.
 - `assert_event_protocol()` checks a run's events against the event protocol.
 
 Hypothesis strategies live in `rxagent.testing.strategies` (import it explicitly; it needs
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from rxagent.testing._builders import text as text
     from rxagent.testing._builders import thinking as thinking
     from rxagent.testing._builders import tool_call as tool_call
+    from rxagent.testing._clock import RecordingSleep as RecordingSleep
     from rxagent.testing._models import FunctionModel as FunctionModel
     from rxagent.testing._models import ModelRequest as ModelRequest
     from rxagent.testing._models import ScriptedModel as ScriptedModel
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 # start-up in every project that has rxagent installed
 _EXPORTS: Final[dict[str, str]] = {
     "Turn": "rxagent.testing._builders",
+    "RecordingSleep": "rxagent.testing._clock",
     "text": "rxagent.testing._builders",
     "thinking": "rxagent.testing._builders",
     "tool_call": "rxagent.testing._builders",
@@ -68,6 +71,7 @@ __all__ = [
     "EventRecorder",
     "FunctionModel",
     "ModelRequest",
+    "RecordingSleep",
     "ScriptExhaustedError",
     "ScriptedModel",
     "Turn",

@@ -27,25 +27,15 @@ from rxagent.events import (
 from rxagent.messages import Msg, ThinkingBlock
 from rxagent.models import AnthropicChatModel, ModelOptions, RetryPolicy, resolve
 from rxagent.models.base import ModelDelta, TextDelta, Usage
-from rxagent.testing import Turn, assert_event_protocol, thinking, tool_call
+from rxagent.testing import RecordingSleep, Turn, assert_event_protocol, thinking, tool_call
 from rxagent.testing.providers import FakeAnthropicServer, Reply
-
-
-class FakeSleep:
-    """Records the waits instead of waiting."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def model_for(server: FakeAnthropicServer, **kwargs: Any) -> AnthropicChatModel:
     return AnthropicChatModel("claude-test", base_url=server.base_url, api_key="sk-ant", **kwargs)
 
 
-def policy(sleep: FakeSleep, retries: int = 2) -> RetryPolicy:
+def policy(sleep: RecordingSleep, retries: int = 2) -> RetryPolicy:
     return RetryPolicy(max_retries=retries, sleep=sleep, random=lambda: 0.5)
 
 
@@ -171,7 +161,7 @@ async def test_cache_breakpoints_reach_the_wire() -> None:
 
 
 async def test_429_with_retry_after_is_retried_after_the_given_wait() -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(["ok"]) as server:
         server.fail(1, status=429, headers={"retry-after": "3"})
         async with model_for(server, max_retries=policy(sleep)) as model:
@@ -183,7 +173,7 @@ async def test_429_with_retry_after_is_retried_after_the_given_wait() -> None:
 
 
 async def test_529_overloaded_is_retried_with_backoff() -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(["ok"]) as server:
         server.fail(1, status=529).fail(2, status=529)
         async with model_for(server, max_retries=policy(sleep)) as model:
@@ -193,7 +183,7 @@ async def test_529_overloaded_is_retried_with_backoff() -> None:
 
 
 async def test_retries_run_out() -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(["ok"]) as server:
         for n in (1, 2, 3):
             server.fail(n, status=529, message="Overloaded")
@@ -219,7 +209,7 @@ async def test_retries_run_out() -> None:
 async def test_client_errors_are_never_retried(
     status: int, kind: str | None, cls: type[AgentRunError]
 ) -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(["ok"]) as server:
         server.fail(1, status=status, error_type=kind, message="prompt is too long")
         async with model_for(server, max_retries=policy(sleep)) as model:
@@ -232,7 +222,7 @@ async def test_client_errors_are_never_retried(
 
 
 async def test_a_stream_error_before_the_first_delta_is_retried() -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(["fine"]) as server:
         server.fail(1, mid_stream_error=2)  # after message_start and ping
         async with model_for(server, max_retries=policy(sleep)) as model:
@@ -244,7 +234,7 @@ async def test_a_stream_error_before_the_first_delta_is_retried() -> None:
 
 
 async def test_a_stream_error_after_the_first_delta_raises_recoverable() -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     seen: list[ModelDelta] = []
     async with FakeAnthropicServer(["a long answer"], chunk_size=2) as server:
         server.fail(1, mid_stream_error=4, message="Overloaded")
@@ -274,7 +264,7 @@ async def test_a_dropped_connection_mid_stream_raises_recoverable() -> None:
 
 
 async def test_a_dropped_connection_before_any_delta_is_retried() -> None:
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(["ok"]) as server:
         server.fail(1, drop_after=1)
         async with model_for(server, max_retries=policy(sleep)) as model:
@@ -338,7 +328,7 @@ async def test_an_agent_run_with_a_tool_call_then_an_answer() -> None:
         [thinking("Use the tool.", signature="c2ln"), tool_call("add", id="toolu_7", a=2, b=3)],
         "2 + 3 = 5",
     ]
-    sleep = FakeSleep()
+    sleep = RecordingSleep()
     async with FakeAnthropicServer(turns, chunk_size=3) as server:
         server.fail(1, status=429, headers={"retry-after": "0.25"})
         async with model_for(server, max_retries=policy(sleep), context_window=200_000) as model:

@@ -33,17 +33,9 @@ from rxagent.models.base import ModelDelta
 from rxagent.models.dashscope import INTL_BASE_URL
 from rxagent.models.framing import SSEDecoder
 from rxagent.models.retry import RetryPolicy
-from rxagent.testing import text, thinking, tool_call
+from rxagent.testing import RecordingSleep, text, thinking, tool_call
 from rxagent.testing.providers import FakeDashScopeServer, Fault, Reply
 from rxagent.testing.providers.dashscope import MULTIMODAL_PATH, TEXT_PATH
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def qwen(server: FakeDashScopeServer, model: str = "qwen-plus", **kw: Any) -> DashScopeChatModel:
@@ -239,7 +231,7 @@ def test_the_registry_builds_it() -> None:
 
 
 async def test_429_is_retried_with_the_providers_wait() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeDashScopeServer(["ok"]) as server:
         server.fail(1, status=429, error_type="Throttling.RateQuota", headers={"Retry-After": "2"})
         server.fail(2, status=500, error_type="InternalError")
@@ -275,7 +267,7 @@ async def test_429_is_retried_with_the_providers_wait() -> None:
 async def test_client_errors_are_never_retried(
     status: int, code: str, message: str, expected: str
 ) -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeDashScopeServer(["never"]) as server:
         server.fail(1, status=status, error_type=code, message=message)
         async with qwen(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -307,7 +299,7 @@ async def test_context_too_long_has_its_own_type() -> None:
 
 
 async def test_an_error_event_before_the_first_delta_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeDashScopeServer(["fine"]) as server:
         server.fail(1, mid_stream_error=0, error_type="Throttling.RateQuota")
         async with qwen(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -318,7 +310,7 @@ async def test_an_error_event_before_the_first_delta_is_retried() -> None:
 
 
 async def test_an_error_event_after_the_first_delta_raises_recoverable() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeDashScopeServer(["a long enough reply"], chunk_size=2) as server:
         server.fail(1, mid_stream_error=3, error_type="Throttling.RateQuota", message="slow down")
         async with qwen(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -348,7 +340,7 @@ async def test_a_dropped_connection_is_a_recoverable_provider_error() -> None:
 
 
 async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeDashScopeServer(["late but fine"]) as server:
         server.fail(1, first_byte_delay=0.4)
         async with qwen(server, timeout=0.1, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -402,7 +394,7 @@ async def test_an_agent_calls_a_tool_then_answers() -> None:
 
 
 async def test_retries_are_run_events_before_the_first_chunk() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeDashScopeServer([tool_call("add", a=1, b=2), "3"]) as server:
         server.fail(1, status=429, error_type="Throttling", headers={"retry-after": "2"})
         async with qwen(server, max_retries=RetryPolicy(sleep=sleeps)) as model:

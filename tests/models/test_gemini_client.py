@@ -29,20 +29,12 @@ from rxagent.messages import Msg, ThinkingBlock, ToolResultBlock
 from rxagent.models import GeminiChatModel, ModelOptions, Usage, resolve
 from rxagent.models.base import ModelDelta, TextDelta, ThinkingDelta, ToolCallDelta
 from rxagent.models.retry import RetryPolicy
-from rxagent.testing import Turn, text, thinking, tool_call
+from rxagent.testing import RecordingSleep, Turn, text, thinking, tool_call
 from rxagent.testing.providers import FakeGeminiServer, Reply
 from rxagent.testing.providers._base import ScriptItem
 
 SIG = "c2lnbmF0dXJlLTE="
 CONTEXT_MESSAGE = "The input token count (2000000) exceeds the maximum number of tokens allowed."
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def gemini(server: FakeGeminiServer, **kw: Any) -> GeminiChatModel:
@@ -183,7 +175,7 @@ async def test_tool_calls_without_ids(stream: bool) -> None:
 
 
 async def test_429_is_retried_with_the_servers_wait() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeGeminiServer(["Hello after a retry."]) as server:
         server.fail(1, status=429, headers={"retry-after": "3"})
         server.fail(2, status=503)
@@ -212,7 +204,7 @@ async def test_429_is_retried_with_the_servers_wait() -> None:
 async def test_client_errors_are_never_retried(
     fault: dict[str, Any], cls: type[AgentRunError]
 ) -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeGeminiServer(["never"]) as server:
         server.fail(1, **fault)
         async with gemini(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -226,7 +218,7 @@ async def test_client_errors_are_never_retried(
 
 
 async def test_an_error_before_the_first_delta_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeGeminiServer(["second time lucky"]) as server:
         server.fail(1, mid_stream_error=0, error_type="UNAVAILABLE")
         async with gemini(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -236,7 +228,7 @@ async def test_an_error_before_the_first_delta_is_retried() -> None:
 
 
 async def test_a_mid_stream_error_after_the_first_delta_raises_recoverable() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeGeminiServer(["a fairly long answer"], chunk_size=4) as server:
         server.fail(1, mid_stream_error=2, error_type="RESOURCE_EXHAUSTED", message="quota")
         async with gemini(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -274,7 +266,7 @@ async def test_a_stream_without_a_finish_reason_is_recoverable() -> None:
 
 
 async def test_a_slow_first_byte_times_out() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeGeminiServer(["late", "on time"]) as server:
         server.fail(1, first_byte_delay=0.5)
         async with gemini(server, timeout=0.1, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -377,7 +369,7 @@ def test_bad_call_ids_mode() -> None:
 
 
 async def test_retries_appear_as_run_events() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeGeminiServer([tool_call("add", a=1, b=2), "3"]) as server:
         server.fail(1, status=429, headers={"retry-after": "2"})
         server.fail(2, status=500)
@@ -402,7 +394,7 @@ async def test_retries_appear_as_run_events() -> None:
 
 
 async def test_a_malformed_function_call_is_retried_before_content() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     turns: list[ScriptItem] = [Reply("", finish="MALFORMED_FUNCTION_CALL"), "fine now"]
     async with FakeGeminiServer(turns) as server:
         model = gemini(server, max_retries=RetryPolicy(sleep=sleeps))

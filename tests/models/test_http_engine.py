@@ -44,7 +44,7 @@ from rxagent.models.base import (
 )
 from rxagent.models.framing import SSEEvent
 from rxagent.models.retry import RetryPolicy
-from rxagent.testing import tool_call
+from rxagent.testing import RecordingSleep, tool_call
 from rxagent.testing.providers import FakeProviderServer, Fault, Reply
 from rxagent.testing.providers._base import RecordedRequest, ScriptedResponse
 
@@ -166,14 +166,6 @@ def _frame(data: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-
-
 def toy(server: FakeProviderServer, **kw: Any) -> ToyModel:
     kw.setdefault("api_key", "k")
     return ToyModel("toy-1", base_url=server.base_url, **kw)
@@ -289,7 +281,7 @@ async def test_whole_responses_use_parse_deltas_when_the_formatter_has_it() -> N
 
 
 async def test_429_is_retried_with_the_providers_wait_then_succeeds() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["ok"]) as server:
         server.fail(1, status=429, headers={"retry-after-ms": "1500"})
         server.fail(2, status=503)
@@ -306,7 +298,7 @@ async def test_429_is_retried_with_the_providers_wait_then_succeeds() -> None:
     ("status", "error"), [(400, "INVALID_REQUEST"), (401, "AUTH"), (403, "AUTH")]
 )
 async def test_client_errors_are_never_retried(status: int, error: str) -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["never"]) as server:
         server.fail(1, status=status)
         async with toy(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -319,7 +311,7 @@ async def test_client_errors_are_never_retried(status: int, error: str) -> None:
 
 
 async def test_retries_run_out_and_the_last_error_is_raised() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["never"]) as server:
         for n in (1, 2, 3):
             server.fail(n, status=500, message=f"boom {n}")
@@ -333,7 +325,7 @@ async def test_retries_run_out_and_the_last_error_is_raised() -> None:
 
 
 async def test_a_retry_after_beyond_the_cap_is_not_waited_for() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["never"]) as server:
         server.fail(1, status=429, headers={"Retry-After": "3600"})
         async with toy(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -344,7 +336,7 @@ async def test_a_retry_after_beyond_the_cap_is_not_waited_for() -> None:
 
 
 async def test_an_error_before_the_first_delta_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["fine"]) as server:
         server.fail(1, mid_stream_error=1)  # after the usage frame: nothing reached the caller
         async with toy(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -354,7 +346,7 @@ async def test_an_error_before_the_first_delta_is_retried() -> None:
 
 
 async def test_an_error_after_the_first_delta_is_raised_recoverable_not_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["a long enough reply"], chunk_size=2) as server:
         server.fail(1, mid_stream_error=3)
         async with toy(server, max_retries=RetryPolicy(sleep=sleeps)) as model:
@@ -397,7 +389,7 @@ async def test_a_stream_without_its_end_is_a_recoverable_error() -> None:
 
 
 async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer(["late but fine"]) as server:
         server.fail(1, first_byte_delay=1.0)
         model = toy(server, timeout=0.2, max_retries=RetryPolicy(sleep=sleeps))
@@ -449,7 +441,7 @@ async def test_a_200_html_page_instead_of_json_is_typed() -> None:
 
 
 async def test_an_unreachable_server_is_a_recoverable_connection_error() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     model = ToyModel(
         "toy-1", base_url="http://127.0.0.1:9", api_key="k", max_retries=RetryPolicy(sleep=sleeps)
     )
@@ -554,7 +546,7 @@ def add(a: int, b: int) -> int:
 
 
 async def test_retries_are_run_events_delivered_before_the_first_chunk() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeToyServer([tool_call("add", a=1, b=2), "3"]) as server:
         server.fail(1, status=429, headers={"retry-after": "2"})
         model = toy(server, max_retries=RetryPolicy(sleep=sleeps))
@@ -622,18 +614,14 @@ async def test_an_agent_closes_its_model_on_exit() -> None:
 
 
 async def test_a_retry_past_the_elapsed_budget_is_not_made() -> None:
-    now = [0.0]
-
-    async def sleep(delay: float) -> None:
-        now[0] += delay  # virtual time: the clock moves by what is slept
-
+    sleep = RecordingSleep()  # virtual time: the clock moves by what is slept
     policy = RetryPolicy(
         max_retries=5,
         initial_delay_s=4.0,
         jitter=0.0,
         max_elapsed_s=10.0,
         sleep=sleep,
-        clock=lambda: now[0],
+        clock=sleep.clock,
     )
     async with FakeToyServer(["never"]) as server:
         for n in range(1, 7):
@@ -642,7 +630,7 @@ async def test_a_retry_past_the_elapsed_budget_is_not_made() -> None:
             with pytest.raises(ProviderError):
                 await collect(model)
     # waits of 4 and 8 would end at 4 and 12: only the first fits the 10 s budget
-    assert now[0] == 4.0
+    assert sleep.clock() == 4.0
     assert len(server.requests) == 2
 
 

@@ -28,21 +28,11 @@ from rxagent.models import (
 )
 from rxagent.models.ollama import normalize_ollama_host
 from rxagent.models.retry import RetryPolicy
-from rxagent.testing import Turn, text, thinking, tool_call
+from rxagent.testing import RecordingSleep, Turn, text, thinking, tool_call
 from rxagent.testing.providers import FakeOllamaServer, Fault, Reply
 
 
-class Sleeps:
-    """A fake `asyncio.sleep` that records the delays it was asked for."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-
-
-def policy(sleeps: Sleeps, retries: int = 2) -> RetryPolicy:
+def policy(sleeps: RecordingSleep, retries: int = 2) -> RetryPolicy:
     return RetryPolicy(max_retries=retries, sleep=sleeps, random=lambda: 0.5)
 
 
@@ -248,7 +238,7 @@ async def test_length_finish_and_unknown_done_reason() -> None:
 
 
 async def test_429_with_retry_after_is_retried_after_that_delay() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["ok"]) as server:
         server.fail(1, status=429, message="too many requests", headers={"Retry-After": "2"})
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -276,7 +266,7 @@ async def test_429_with_retry_after_is_retried_after_that_delay() -> None:
     ],
 )
 async def test_errors_that_are_never_retried(fault: Fault, error: type[Exception]) -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["ok"]) as server:
         server.fail(1, fault)
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -290,7 +280,7 @@ async def test_errors_that_are_never_retried(fault: Fault, error: type[Exception
 
 
 async def test_server_errors_before_the_first_delta_are_retried_with_backoff() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["ok"]) as server:
         server.fail(1, status=500, message="llama runner process has terminated")
         server.fail(2, status=502, body=b"<html>Bad Gateway</html>", content_type="text/html")
@@ -314,7 +304,7 @@ async def test_an_html_page_from_a_proxy_is_a_typed_error() -> None:
 
 
 async def test_an_error_line_before_the_first_delta_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["hello"]) as server:
         server.fail(
             1, mid_stream_error=0, message="an error was encountered while running the model"
@@ -326,7 +316,7 @@ async def test_an_error_line_before_the_first_delta_is_retried() -> None:
 
 
 async def test_a_mid_stream_error_after_the_first_delta_is_recoverable_and_not_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["a long enough answer"], chunk_size=2) as server:
         server.fail(1, mid_stream_error=2, message="the runner crashed")
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -343,7 +333,7 @@ async def test_a_stream_without_the_done_line_ends_early() -> None:
     line = b'{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}\n'
     async with FakeOllamaServer(["unused"]) as server:
         server.fail(1, status=200, body=line, content_type="application/x-ndjson")
-        async with client(server, max_retries=policy(Sleeps())) as model:
+        async with client(server, max_retries=policy(RecordingSleep())) as model:
             seen: list[ModelDelta] = []
             with pytest.raises(ProviderError, match="ended early") as info:
                 await consume(model, seen)
@@ -353,7 +343,7 @@ async def test_a_stream_without_the_done_line_ends_early() -> None:
 
 
 async def test_a_dropped_connection() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["ok", "abcdef"], chunk_size=2) as server:
         server.fail(1, drop_after=0)
         server.fail(3, drop_after=2)
@@ -366,7 +356,7 @@ async def test_a_dropped_connection() -> None:
 
 
 async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer(["late"]) as server:
         server.fail(1, first_byte_delay=1.0)
         async with client(server, timeout=0.1, max_retries=0) as model:
@@ -408,7 +398,7 @@ async def test_an_agent_run_with_a_tool_call_then_an_answer() -> None:
 
 
 async def test_retries_appear_as_run_events() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOllamaServer([tool_call("add", a=1, b=2), "3"]) as server:
         server.fail(1, status=503, message="busy", headers={"Retry-After": "1"})
         async with client(server, max_retries=policy(sleeps)) as model:

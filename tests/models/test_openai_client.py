@@ -27,21 +27,11 @@ from rxagent.models import (
     resolve,
 )
 from rxagent.models.retry import RetryPolicy
-from rxagent.testing import text, thinking, tool_call
+from rxagent.testing import RecordingSleep, text, thinking, tool_call
 from rxagent.testing.providers import FakeOpenAIServer, Fault, Reply
 
 
-class Sleeps:
-    """A fake `asyncio.sleep` that records the delays it was asked for."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-
-
-def policy(sleeps: Sleeps, retries: int = 2) -> RetryPolicy:
+def policy(sleeps: RecordingSleep, retries: int = 2) -> RetryPolicy:
     return RetryPolicy(max_retries=retries, sleep=sleeps, random=lambda: 0.5)
 
 
@@ -276,7 +266,7 @@ async def test_an_agent_built_from_a_model_string_uses_the_environment(
 
 
 async def test_429_with_retry_after_is_retried_after_that_delay() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["ok"]) as server:
         server.fail(1, status=429, headers={"retry-after-ms": "250"})
         server.fail(2, status=429, headers={"retry-after": "2"})
@@ -299,7 +289,7 @@ async def test_429_with_retry_after_is_retried_after_that_delay() -> None:
     ],
 )
 async def test_errors_that_are_never_retried(fault: Fault, error: type[Exception]) -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["ok"]) as server:
         server.fail(1, fault)
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -312,7 +302,7 @@ async def test_errors_that_are_never_retried(fault: Fault, error: type[Exception
 
 
 async def test_a_server_error_before_the_first_delta_is_retried_with_backoff() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["ok"]) as server:
         server.fail(1, status=500, error_type="server_error")
         server.fail(
@@ -325,7 +315,7 @@ async def test_a_server_error_before_the_first_delta_is_retried_with_backoff() -
 
 
 async def test_retries_run_out() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["ok"]) as server:
         for n in (1, 2):
             server.fail(n, status=429, headers={"retry-after-ms": "10"})
@@ -338,7 +328,7 @@ async def test_retries_run_out() -> None:
 
 
 async def test_an_error_event_before_the_first_delta_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["hello"]) as server:
         server.fail(1, mid_stream_error=0, error_type="server_error", message="overloaded")
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -348,7 +338,7 @@ async def test_an_error_event_before_the_first_delta_is_retried() -> None:
 
 
 async def test_a_mid_stream_error_after_the_first_delta_is_recoverable_and_not_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["a long enough answer"], chunk_size=2) as server:
         server.fail(1, mid_stream_error=3, error_type="server_error", message="the model crashed")
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -377,7 +367,7 @@ async def test_a_stream_without_done_ends_early() -> None:
 
 
 async def test_a_dropped_connection_before_any_delta_is_retried() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer(["ok"]) as server:
         server.fail(1, drop_after=0)
         async with client(server, max_retries=policy(sleeps)) as model:
@@ -427,7 +417,7 @@ async def test_an_agent_run_with_a_tool_call_then_an_answer() -> None:
 
 
 async def test_retries_appear_as_run_events() -> None:
-    sleeps = Sleeps()
+    sleeps = RecordingSleep()
     async with FakeOpenAIServer([tool_call("add", a=1, b=2), "3"]) as server:
         server.fail(1, status=429, headers={"retry-after": "2"})
         async with client(server, max_retries=policy(sleeps)) as model:
