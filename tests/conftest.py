@@ -52,3 +52,43 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+# -- local services ------------------------------------------------------------------------------
+# Tests that need PostgreSQL, Redis or Node use the real local servers. Where one is absent they
+# skip with the reason, except under CI=true, where a missing service is a failure.
+
+POSTGRES_DSN = os.environ.get("RXAGENT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("RXAGENT_TEST_REDIS", "redis://127.0.0.1:6379/15")
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(name: str, host: str, port: int) -> None:
+    """Skip (or, under CI=true, fail) unless `host:port` accepts connections."""
+    if _reachable(host, port):
+        return
+    reason = f"{name} is not reachable at {host}:{port}; start it to run this test"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true needs {name}: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> str:
+    """The DSN of the local PostgreSQL test database (db `test`, trust auth)."""
+    require_service("PostgreSQL", "127.0.0.1", 5432)
+    return POSTGRES_DSN
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The URL of the local Redis server (database 15, kept for tests)."""
+    require_service("Redis", "127.0.0.1", 6379)
+    return REDIS_URL

@@ -72,6 +72,9 @@ class ReActAgent:
         options: Default `ModelOptions` for every request.
         interrupt_tools: On interrupt, `"cancel"` running tools or `"wait"` for them.
         lease_ttl_s: Seconds a run's session lease lives without renewal.
+        checkpoint: When state is saved: `"run"` at the end of each run, `"step"` also after
+            every completed step (tool results in), `"auto"` (default) `"step"` for a persistent
+            store and `"run"` for the in-memory one.
 
     Example:
         ```python
@@ -116,6 +119,7 @@ class ReActAgent:
         options: ModelOptions | None = None,
         interrupt_tools: Literal["cancel", "wait"] = "cancel",
         lease_ttl_s: float = 30.0,
+        checkpoint: Literal["auto", "step", "run"] = "auto",
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError(
@@ -130,6 +134,10 @@ class ReActAgent:
         check_int("max_concurrent_runs", max_concurrent_runs, optional=True)
         if interrupt_tools not in ("cancel", "wait"):
             raise ConfigurationError("interrupt_tools must be 'cancel' or 'wait'")
+        if checkpoint not in ("auto", "step", "run"):
+            raise ConfigurationError(
+                f"checkpoint must be 'auto', 'step' or 'run', got {checkpoint!r}"
+            )
         self.name = name
         self.sys_prompt = sys_prompt
         self.model = resolve_model(model)
@@ -155,6 +163,7 @@ class ReActAgent:
         self.options = options or ModelOptions()
         self.interrupt_tools = interrupt_tools
         self.lease_ttl_s = lease_ttl_s
+        self.checkpoint: Literal["auto", "step", "run"] = checkpoint
         self._tails: dict[str, Run] = {}
         self._running: dict[str, Run] = {}
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -358,6 +367,58 @@ class ReActAgent:
     def is_running(self, session_id: str = "default") -> bool:
         """True while the session has a run in progress."""
         return session_id in self._running
+
+    def running_sessions(self) -> tuple[str, ...]:
+        """The sessions that have a run in progress in this process, sorted."""
+        return tuple(sorted(self._running))
+
+    def interrupt_all(self, msg: str | Msg | None = None) -> int:
+        """Interrupt every run in progress (as `interrupt` does one); return how many there were.
+
+        A server calls this on shutdown, then `wait_idle()`, so each run saves its state.
+        """
+        return sum(self.interrupt(session_id, msg) for session_id in self.running_sessions())
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - a bool, not a raise
+        """Wait until no run of this agent is in progress (or queued) on this event loop.
+
+        Returns:
+            True when idle; False when `timeout` seconds passed first.
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import ReActAgent
+            from rxagent.testing import FunctionModel
+
+            async def slow(messages, tools, options):
+                await asyncio.sleep(30)
+                return "late"
+
+            async def main() -> None:
+                agent = ReActAgent("a", "", FunctionModel(slow))
+                task = asyncio.create_task(agent.call("hi", session_id="s1"))
+                while not agent.running_sessions():
+                    await asyncio.sleep(0)
+                assert agent.interrupt_all("shutting down") == 1
+                assert await agent.wait_idle(timeout=5)
+                assert (await task).interrupted
+
+            asyncio.run(main())
+            ```
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            runs = [
+                r for r in {*self._running.values(), *self._tails.values()} if r.ctx.loop is loop
+            ]
+            if not runs:
+                return True
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            await asyncio.wait([r.done for r in runs], timeout=remaining)  # never cancels them
 
     # -- state -----------------------------------------------------------------------------------
 

@@ -16,10 +16,12 @@ from rxagent._fast import trusted
 from rxagent.agent.context import _CURRENT, RunContext
 from rxagent.errors import (
     AgentRunError,
+    ConcurrentModificationError,
     ErrorCode,
     HookFailedError,
     Reject,
     SessionBusyError,
+    UnknownRunError,
 )
 from rxagent.events import (
     BaseEvent,
@@ -131,6 +133,10 @@ class Run:
         self.memory_bound = 0
         self.bounded_upto = 0
         self.inject: dict[type[Any], object] = {RunContext: ctx, **ctx.deps}
+        policy = agent.checkpoint
+        self.checkpoint_steps = policy == "step" or (
+            policy == "auto" and getattr(agent.store, "persistent", True)
+        )
 
     # -- phases as observables -------------------------------------------------------------------
 
@@ -467,6 +473,30 @@ class Run:
             self.agent.name, ctx.session_id, state, expected_version=self.version
         )
         await self.renew_lease()
+
+    async def checkpoint(self) -> None:
+        """Save after a completed step (memory is paired there), so a crash loses one step at most.
+
+        A store that fails here does not fail the run: the failure is a recoverable
+        `ErrorEvent(source="store")`, and the save at the end of the run tries again. A version
+        conflict (someone else wrote the session despite the lease) does fail it.
+        """
+        try:
+            await self.save_state()
+        except ConcurrentModificationError as exc:
+            raise UnknownRunError(str(exc), source="store") from exc
+        except Exception as exc:
+            logger.warning("checkpoint of session %r failed: %r", self.ctx.session_id, exc)
+            self.ctx._enqueue(
+                ErrorEvent,
+                {
+                    "code": ErrorCode.UNKNOWN,
+                    "message": f"checkpoint failed ({type(exc).__name__}: {exc}); the run goes on",
+                    "source": "store",
+                    "recoverable": True,
+                    "exception": type(exc).__name__,
+                },
+            )
 
     def _json_extra(self) -> dict[str, Any]:
         """`RunContext.extra` as JSON; keys whose values are not JSON are left out, and said so."""

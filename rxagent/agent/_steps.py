@@ -144,7 +144,10 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
             phase = await act(run, calls)
             if phase is not None:
                 return phase
-    return _next_phase(run, calls, final)
+    phase = _next_phase(run, calls, final)
+    if phase != "finish" and run.checkpoint_steps:  # a completed step: memory is paired here
+        await run.checkpoint()
+    return phase
 
 
 def _next_phase(run: Run, calls: Sequence[ToolUseBlock], final: bool) -> Phase:

@@ -11,6 +11,7 @@ from rxagent.errors import ConcurrentModificationError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rxagent.state._control import ControlChannel
     from rxagent.state._state import AgentState
 
 __all__ = ["InMemoryStore", "SessionStore", "StoredState"]
@@ -31,7 +32,13 @@ class SessionStore(Protocol):
     Implementations store `AgentState` as JSON, make each save atomic, bump an optimistic
     `version` on every save, and keep a lease per session so a session runs in one place at a
     time, even across processes.
+
+    `persistent` says whether state outlives the process: agents checkpoint a persistent store
+    after every completed step (`ReActAgent(checkpoint="auto")`).
     """
+
+    persistent: bool
+    """Whether saved state survives this process (False only for in-memory stores)."""
 
     async def load(self, agent: str, session_id: str) -> StoredState | None:
         """Return the session's state and version, or None when it does not exist."""
@@ -79,6 +86,26 @@ class SessionStore(Protocol):
         """Give the lease up (no-op when `owner` does not hold it)."""
         ...
 
+    async def lease_holder(self, agent: str, session_id: str) -> str | None:
+        """Return the owner of the session's live lease (a run id), or None when it is free."""
+        ...
+
+    async def list_agents(self) -> list[str]:
+        """Return the names of the agents that have sessions in this store."""
+        ...
+
+    def control(self) -> ControlChannel:
+        """Return the channel that carries control messages between processes sharing this store.
+
+        In-memory and SQLite stores return an in-process channel; PostgreSQL uses
+        LISTEN/NOTIFY and Redis uses pub/sub.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Close the store's connections (the store may not be used afterwards)."""
+        ...
+
 
 class InMemoryStore:
     """Sessions in a dict of this process: the default store of `ReActAgent`.
@@ -101,10 +128,13 @@ class InMemoryStore:
         ```
     """
 
+    persistent = False
+
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._states: dict[tuple[str, str], StoredState] = {}
         self._leases: dict[tuple[str, str], tuple[str, float]] = {}
         self._clock = clock
+        self._control: ControlChannel | None = None
 
     async def load(self, agent: str, session_id: str) -> StoredState | None:
         """See `SessionStore.load`."""
@@ -164,3 +194,25 @@ class InMemoryStore:
         held = self._leases.get(key)
         if held is not None and held[0] == owner:
             del self._leases[key]
+
+    async def lease_holder(self, agent: str, session_id: str) -> str | None:
+        """See `SessionStore.lease_holder`."""
+        held = self._leases.get((agent, session_id))
+        if held is None or held[1] <= self._clock():
+            return None
+        return held[0]
+
+    async def list_agents(self) -> list[str]:
+        """See `SessionStore.list_agents`."""
+        return sorted({a for a, _ in self._states})
+
+    def control(self) -> ControlChannel:
+        """See `SessionStore.control`: one in-process channel per store."""
+        if self._control is None:
+            from rxagent.state._control import InProcessControl
+
+            self._control = InProcessControl()
+        return self._control
+
+    async def aclose(self) -> None:
+        """See `SessionStore.aclose` (nothing to close)."""
