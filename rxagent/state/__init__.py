@@ -6,6 +6,14 @@ from rxagent.state._control import ControlMessage as ControlMessage
 from rxagent.state._control import InProcessControl as InProcessControl
 from rxagent.state._control import Subscription as Subscription
 from rxagent.state._control import serve_control as serve_control
+from rxagent.state._control_pg import PostgresControl as PostgresControl
+from rxagent.state._control_redis import RedisControl as RedisControl
+from rxagent.state._open import STORE_SCHEMES as STORE_SCHEMES
+from rxagent.state._open import open_store as open_store
+from rxagent.state._postgres import PostgresStore as PostgresStore
+from rxagent.state._redis import RedisStore as RedisStore
+from rxagent.state._sqlite import DEFAULT_SQLITE_PATH as DEFAULT_SQLITE_PATH
+from rxagent.state._sqlite import SQLiteStore as SQLiteStore
 from rxagent.state._state import SCHEMA_VERSION as SCHEMA_VERSION
 from rxagent.state._state import AgentState as AgentState
 from rxagent.state._state import PendingApproval as PendingApproval
@@ -18,7 +26,9 @@ from rxagent.state._store import SessionStore as SessionStore
 from rxagent.state._store import StoredState as StoredState
 
 __all__ = [
+    "DEFAULT_SQLITE_PATH",
     "SCHEMA_VERSION",
+    "STORE_SCHEMES",
     "AgentState",
     "ControlChannel",
     "ControlHandler",
@@ -26,11 +36,17 @@ __all__ = [
     "InMemoryStore",
     "InProcessControl",
     "PendingApproval",
+    "PostgresControl",
+    "PostgresStore",
+    "RedisControl",
+    "RedisStore",
+    "SQLiteStore",
     "SessionStore",
     "StoredState",
     "Subscription",
     "consistent_state",
     "migrate_state",
+    "open_store",
     "pair_tool_calls",
     "register_migration",
     "serve_control",

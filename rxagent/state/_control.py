@@ -8,14 +8,19 @@ in-process channel is the default; `PostgresControl` (LISTEN/NOTIFY) and `RedisC
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
+import random
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Final, Literal, NoReturn, Protocol, Self, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rxagent.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from rxagent.agent import ReActAgent
@@ -133,6 +138,12 @@ class InProcessControl:
     def __init__(self) -> None:
         self._subscribers: set[_InProcessSubscription] = set()
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def publish(self, message: ControlMessage) -> None:
         """See `ControlChannel.publish`."""
         for subscription in list(self._subscribers):
@@ -180,7 +191,208 @@ async def serve_control(
 
     def handle(message: ControlMessage) -> None:
         agent = table.get(message.agent)
-        if agent is not None and message.kind == "interrupt":
-            agent.interrupt(message.session_id, message.reason)
+        if agent is None or message.kind != "interrupt":
+            return
+        if agent.interrupt(message.session_id, message.reason):
+            logger.info(
+                "interrupted %s/%s at the request of %s",
+                message.agent,
+                message.session_id,
+                message.sender,
+            )
 
     return await channel.subscribe(handle)
+
+
+# -- shared by the channels that reach other processes ------------------------------------------
+
+RECONNECT_FIRST_S: Final = 0.1
+"""The delay before the second reconnection attempt (the first is immediate); it then doubles."""
+RECONNECT_MAX_S: Final = 10.0
+"""The longest delay between two reconnection attempts."""
+HEALTH_CHECK_S: Final = 30.0
+"""After this long without traffic, a listener checks that its connection is still alive."""
+
+
+class ConnectionLostError(Exception):
+    """A listener's connection is gone (or stopped answering): the listener reconnects."""
+
+
+def reconnect_delays() -> Iterator[float]:
+    """Seconds to wait before each reconnection attempt: none, then doubling, with ±25% jitter."""
+    yield 0.0
+    delay = RECONNECT_FIRST_S
+    while True:
+        yield delay * random.uniform(0.75, 1.25)
+        delay = min(delay * 2, RECONNECT_MAX_S)
+
+
+class _RemoteSubscription:
+    def __init__(self, channel: _RemoteControl, handler: ControlHandler) -> None:
+        self._channel = channel
+        self.handler = handler
+        self.active = True
+
+    async def close(self) -> None:
+        if self.active:
+            self.active = False
+            self._channel._subscribers.remove(self)
+
+
+class _RemoteControl(ABC):
+    """What `PostgresControl` and `RedisControl` share: subscribers, ordered dispatch, lifecycle.
+
+    A subclass implements `publish` and `_listen_once`, which connects, listens, feeds each
+    payload to `_received`, calls `listening()` once it listens, and raises when the connection
+    is lost. This base runs it in a listener task that reconnects with backoff, and
+    decodes and dispatches payloads, in order of arrival, in a second task. Both start with the
+    first `subscribe()` and end with `aclose()`.
+    """
+
+    backend = "remote"
+    """Names the backend in log lines."""
+
+    def __init__(self, channel: str) -> None:
+        self.channel = channel
+        self._subscribers: list[_RemoteSubscription] = []
+        self._inbox: asyncio.Queue[str | bytes] = asyncio.Queue()
+        self._listener: asyncio.Task[None] | None = None
+        self._dispatcher: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._start_lock = asyncio.Lock()
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    @abstractmethod
+    async def publish(self, message: ControlMessage) -> None:
+        """Send `message` to every subscriber of the channel, in every process."""
+
+    async def subscribe(self, handler: ControlHandler) -> Subscription:
+        """Call `handler` with each message published from now on, until the subscription closes.
+
+        The first subscription connects and listens before it returns, so a message published
+        after `subscribe()` returns reaches it. It raises when that first connection fails.
+        """
+        self._check_open("subscribe")
+        async with self._start_lock:
+            if self._listener is None or self._listener.done():
+                self._ready = ready = asyncio.get_running_loop().create_future()
+                self._listener = asyncio.create_task(
+                    self._listen(ready), name=f"rxagent control listener {self.channel}"
+                )
+                await asyncio.shield(ready)
+            if self._dispatcher is None:
+                self._dispatcher = asyncio.create_task(
+                    self._dispatch(), name=f"rxagent control dispatcher {self.channel}"
+                )
+        self._check_open("subscribe")
+        subscription = _RemoteSubscription(self, handler)
+        self._subscribers.append(subscription)
+        return subscription
+
+    async def aclose(self) -> None:
+        """End every subscription, stop the channel's tasks and close its connections."""
+        self._closed = True
+        for subscription in self._subscribers:
+            subscription.active = False
+        self._subscribers.clear()
+        # A handler may close the channel: its task (the dispatcher) ends when the handler returns.
+        current = asyncio.current_task()
+        tasks = [
+            t for t in (self._listener, self._dispatcher) if t is not None and t is not current
+        ]
+        self._listener = self._dispatcher = None
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        if self._ready is not None and not self._ready.done():  # cancelled before it ran
+            self._ready.set_exception(self._closed_error("subscribe"))
+        await self._close_publisher()
+
+    # -- for subclasses ----------------------------------------------------------------------
+
+    @abstractmethod
+    async def _listen_once(self, listening: Callable[[], None]) -> NoReturn:
+        """Connect, listen and feed `_received`; raise when the connection is lost."""
+
+    @abstractmethod
+    async def _close_publisher(self) -> None:
+        """Close the connection `publish` uses."""
+
+    def _received(self, payload: str | bytes) -> None:
+        self._inbox.put_nowait(payload)
+
+    def _check_open(self, action: str) -> None:
+        if self._closed:
+            raise self._closed_error(action)
+
+    def _closed_error(self, action: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"cannot {action}: this {type(self).__name__} (channel {self.channel!r}) is closed; "
+            "create a new one"
+        )
+
+    # -- the tasks ---------------------------------------------------------------------------
+
+    async def _listen(self, ready: asyncio.Future[None]) -> None:
+        delays = reconnect_delays()
+
+        def listening() -> None:
+            nonlocal delays
+            delays = reconnect_delays()
+            if not ready.done():
+                ready.set_result(None)
+            else:
+                logger.warning(
+                    "control channel %r (%s): listening again", self.channel, self.backend
+                )
+
+        try:
+            while True:
+                try:
+                    await self._listen_once(listening)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    if not ready.done():  # the first connection: the subscriber sees the error
+                        ready.set_exception(exc)
+                        return
+                    delay = next(delays)
+                    logger.warning(
+                        "control channel %r (%s): listener connection lost (%s: %s); "
+                        "reconnecting in %.1f s",
+                        self.channel,
+                        self.backend,
+                        type(exc).__name__,
+                        exc,
+                        delay,
+                    )
+                await asyncio.sleep(delay)
+        finally:
+            if not ready.done():  # closed while the first connection was being made
+                ready.set_exception(self._closed_error("subscribe"))
+
+    async def _dispatch(self) -> None:
+        while not self._closed:
+            payload = await self._inbox.get()
+            try:
+                message = ControlMessage.model_validate_json(payload)
+            except ValidationError as exc:
+                preview = payload[:200]
+                logger.warning(
+                    "control channel %r (%s): skipped a malformed message %r (%s)",
+                    self.channel,
+                    self.backend,
+                    preview,
+                    exc.errors(include_url=False)[0]["msg"],
+                )
+                continue
+            for subscription in list(self._subscribers):
+                if subscription.active:  # closed while an earlier handler ran: skip it
+                    await _call(subscription.handler, message)
