@@ -1,0 +1,62 @@
+"""`ServerConfig`: the limits and settings of a server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rxagent._validate import check_int
+from rxagent.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["ServerConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Settings of `create_app` (all have production-minded defaults).
+
+    Example:
+        ```python
+        from rxagent.server import ServerConfig
+
+        config = ServerConfig(max_body_bytes=64_000, cors_origins=["https://app.example"])
+        assert config.max_runs_per_key == 16 and config.keepalive_s == 15.0
+        ```
+    """
+
+    max_body_bytes: int = 1 << 20
+    """Largest request body accepted (413 above)."""
+    max_runs_per_key: int = 16
+    """Concurrent runs one API key may hold (429 above)."""
+    keepalive_s: float = 15.0
+    """Seconds between SSE keep-alive comments (a client that left is noticed by then)."""
+    cors_origins: Sequence[str] = ()
+    """Origins allowed by CORS; empty (the default) turns CORS off."""
+    shutdown_timeout_s: float = 10.0
+    """Seconds graceful shutdown waits for interrupted runs to save and finish."""
+    lease_ttl_s: float | None = None
+    """Overrides each agent's `lease_ttl_s` when given."""
+    public_metrics: bool = False
+    """Serve `/metrics` without a bearer token even when auth is on."""
+
+    def __post_init__(self) -> None:
+        check_int("max_body_bytes", self.max_body_bytes, optional=False)
+        check_int("max_runs_per_key", self.max_runs_per_key, optional=False)
+        for name in ("keepalive_s", "lease_ttl_s"):
+            value = getattr(self, name)
+            if not (value is None and name == "lease_ttl_s") and not (
+                isinstance(value, int | float) and value > 0
+            ):
+                raise ConfigurationError(f"ServerConfig.{name} must be a number > 0, got {value!r}")
+        if not (isinstance(self.shutdown_timeout_s, int | float) and self.shutdown_timeout_s >= 0):
+            raise ConfigurationError(
+                f"ServerConfig.shutdown_timeout_s must be >= 0, got {self.shutdown_timeout_s!r}"
+            )
+        origins = self.cors_origins
+        if isinstance(origins, str) or not all(isinstance(o, str) for o in origins):
+            raise ConfigurationError(
+                "ServerConfig.cors_origins takes a list of origins, e.g. ['https://app.example']"
+            )

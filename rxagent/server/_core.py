@@ -1,0 +1,367 @@
+"""The server's shared machinery: agents, auth, run lifecycle, typed API errors.
+
+The route modules (`_runs.py`, `_sessions.py`, `_openai.py`, `_ui.py`) use only what this
+module defines: `request.app[SERVER_KEY]` is the application's `ServerContext`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from rxagent.errors import InvalidInputError, SessionBusyError
+from rxagent.server._auth import ANONYMOUS, KeyRing
+from rxagent.server._config import ServerConfig
+from rxagent.server._errors import ApiError, busy, invalid_body, too_large
+from rxagent.server._metrics import RunObserver, ServerMetrics
+from rxagent.server._pump import Heartbeat, RunEvents
+from rxagent.server._sessions_lookup import OWNER_KEY, SessionLookup
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping, Sequence
+
+    from rxagent.agent import ReActAgent
+    from rxagent.events import AgentEvent, BaseEvent
+    from rxagent.messages import Msg
+    from rxagent.models.base import ModelOptions
+    from rxagent.result import AgentResult
+
+__all__ = [
+    "OWNER_KEY",
+    "SERVER_KEY",
+    "ApiError",
+    "Principal",
+    "RunHandle",
+    "ServerConfig",
+    "ServerContext",
+]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: `key_id` is a stable, non-secret id of the API key.
+
+    It is `"anonymous"` when auth is off.
+
+    Example:
+        ```python
+        from rxagent.server import Principal, key_id_of
+
+        assert Principal(key_id_of("sk-1")) == Principal(key_id_of("sk-1"))
+        ```
+    """
+
+    key_id: str
+
+
+@dataclass(slots=True)
+class RunHandle:
+    """A run started by `ServerContext.open_run`: its session and its event stream.
+
+    Example:
+        ```python
+        import asyncio
+        from rxagent import Msg, PreCallEvent
+        from rxagent.server import RunHandle
+
+        async def events():
+            yield PreCallEvent(input=[Msg.user("hi")])
+
+        async def main() -> None:
+            handle = RunHandle("s1", events())
+            assert [e.type async for e in handle.events] == ["pre_call"]
+
+        asyncio.run(main())
+        ```
+    """
+
+    session_id: str
+    events: AsyncIterator[AgentEvent]
+    """Every event of the run, ending with PostCall; leaving the `open_run` block early cancels it.
+
+    Waiting on it is cancel-safe: `asyncio.wait_for(anext(handle.events), t)` may time out (to
+    send a keep-alive) without touching the run."""
+    result: AgentResult[Any] | None = field(default=None)
+    """Set once PostCall has been seen."""
+    agent: str = ""
+    """The agent's name."""
+    run_id: str = ""
+    """The run's id (from its PreCall)."""
+
+    def heartbeat(self, interval: float) -> AsyncIterator[AgentEvent | None]:
+        """Iterate the run's events, with a None whenever `interval` seconds pass without one.
+
+        A None is the moment to send a keep-alive (and to notice a client that went away).
+        """
+        return Heartbeat(self.events, interval)
+
+
+SERVER_KEY: web.AppKey[ServerContext] = web.AppKey("rxagent.server", object)  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class _Active:
+    agent: ReActAgent
+    session_id: str | None  # None until the session is claimed
+    key_id: str
+
+
+class ServerContext(SessionLookup):
+    """What every route needs; one per application (`request.app[SERVER_KEY]`).
+
+    Args:
+        agents: The agents, by route name.
+        config: The settings.
+        keys: The accepted API keys, or None when auth is off.
+
+    Example:
+        ```python
+        from rxagent import ReActAgent
+        from rxagent.server import SERVER_KEY, create_app
+        from rxagent.testing import ScriptedModel
+
+        agent = ReActAgent("bot", "", ScriptedModel([]))
+        ctx = create_app(agent)[SERVER_KEY]
+        assert ctx.agent("bot") is agent and ctx.active_sessions() == []
+        ```
+    """
+
+    agents: Mapping[str, ReActAgent]
+    config: ServerConfig
+
+    def __init__(
+        self, agents: Mapping[str, ReActAgent], config: ServerConfig, keys: KeyRing | None
+    ) -> None:
+        self.agents = agents
+        self.config = config
+        self.keys = keys
+        self.metrics = ServerMetrics()
+        self.shutting_down = False
+        self._active: dict[int, _Active] = {}
+        self._runs_by_key: Counter[str] = Counter()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._cleanups: set[asyncio.Future[None]] = set()
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def authenticate(self, request: web.Request) -> Principal:
+        """Check the bearer token (constant-time); ApiError 401 `unauthorized` otherwise."""
+        if self.keys is None:
+            return Principal(ANONYMOUS)
+        key_id = self.keys.key_id(request)
+        if key_id is None:
+            given = "Authorization" in request.headers
+            raise ApiError(
+                401,
+                "unauthorized",
+                "the bearer token is not valid" if given else "send 'Authorization: Bearer <key>'",
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"' if given else "Bearer"},
+            )
+        return Principal(key_id)
+
+    async def parse_body(self, request: web.Request, model: type[ModelT]) -> ModelT:
+        """Read and validate the JSON body (413 over the limit, 422 naming the field).
+
+        An empty body is read as `{}`.
+        """
+        limit = self.config.max_body_bytes
+        if request.content_length is not None and request.content_length > limit:
+            raise too_large(limit)
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise too_large(limit) from None
+        if len(raw) > limit:
+            raise too_large(limit)
+        try:
+            return model.model_validate_json(raw or b"{}")
+        except ValidationError as exc:
+            raise invalid_body(exc) from None
+
+    def principal_may_run(self, principal: Principal) -> None:
+        """Raise ApiError 429 when the key holds `max_runs_per_key` runs, 503 when shutting down."""
+        if self.shutting_down:
+            raise ApiError(503, "shutting_down", "the server is shutting down; retry elsewhere")
+        limit = self.config.max_runs_per_key
+        if self._runs_by_key[principal.key_id] >= limit:
+            raise ApiError(
+                429,
+                "too_many_runs",
+                f"this API key already has {limit} runs in progress; wait for one to finish",
+            )
+
+    # -- runs ------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def track(
+        self, principal: Principal, agent: ReActAgent, session_id: str | None
+    ) -> AsyncIterator[_Active]:
+        """Count a run against the key's limit and make shutdown interrupt it, for the block.
+
+        Raises:
+            ApiError: 429 over the key's limit, 503 while shutting down.
+        """
+        self.principal_may_run(principal)
+        active = _Active(agent, session_id, principal.key_id)
+        token = id(active)
+        self._active[token] = active
+        self._runs_by_key[principal.key_id] += 1
+        self._idle.clear()
+        self.metrics.active.labels(agent=agent.name).inc()
+        try:
+            yield active
+        finally:
+            del self._active[token]
+            self._runs_by_key[principal.key_id] -= 1
+            if self._runs_by_key[principal.key_id] <= 0:
+                del self._runs_by_key[principal.key_id]
+            self.metrics.active.labels(agent=agent.name).dec()
+            if not self._active:
+                self._idle.set()
+
+    @asynccontextmanager
+    async def open_run(
+        self,
+        request: web.Request,
+        principal: Principal,
+        agent: ReActAgent,
+        inputs: str | Msg | Sequence[Msg],
+        session_id: str | None,
+        *,
+        ephemeral: bool = False,
+        options: ModelOptions | None = None,
+    ) -> AsyncIterator[RunHandle]:
+        """Start a run and yield its handle.
+
+        - `session_id=None` gets a fresh id; an existing session of another key is a 404;
+          a session with a run in progress (here or in another process) is a 409.
+        - `ephemeral=True` runs on a throw-away session that is deleted afterwards (the
+          stateless `/v1/chat/completions`).
+        - `options` are merged over the agent's own `ModelOptions` for this run.
+        - Per-key concurrent-run limits (429), metrics, and graceful shutdown are handled here.
+        - Leaving the block before PostCall (a client that disconnected) cancels the run; no task
+          outlives the block.
+
+        Raises:
+            ApiError: 404, 409, 422 (an input that is not str / Msg / list of Msg), 429, 503.
+        """
+        if ephemeral:
+            session_id = f"ephemeral-{uuid.uuid4().hex}"
+        try:  # checks the input at once; nothing runs before the iterator is read
+            source = agent.events(inputs, session_id=session_id or "unclaimed", options=options)
+        except InvalidInputError as exc:
+            raise ApiError(422, "invalid_input", str(exc), field="input") from None
+        async with self.track(principal, agent, session_id) as active:  # 429 before any write
+            if not ephemeral:
+                session_id, _ = await self.claim_session(principal, agent, session_id)
+                active.session_id = session_id
+                source = agent.events(inputs, session_id=session_id, options=options)
+            assert session_id is not None
+            observer = RunObserver(self.metrics, agent.name)
+            handles: list[RunHandle] = []
+
+            def observe(event: BaseEvent) -> None:
+                observer(event)
+                if observer.result is not None and handles:
+                    handles[0].result = observer.result
+
+            events = RunEvents(source, observe)
+            try:
+                try:
+                    first = await events.start()
+                except SessionBusyError:
+                    raise busy(session_id) from None
+                if self.shutting_down:  # shutdown began while the run started
+                    agent.interrupt(session_id, "the server is shutting down")
+                handle = RunHandle(session_id, events, agent=agent.name, run_id=first.run_id)
+                handle.result = observer.result  # the pump may have seen PostCall already
+                handles.append(handle)
+                yield handles[0]
+            finally:  # shielded: a cancelled handler still leaves the session consistent
+                cleanup = asyncio.ensure_future(
+                    self._end_run(agent, events, observer, handles, ephemeral=ephemeral)
+                )
+                self._cleanups.add(cleanup)
+                cleanup.add_done_callback(self._cleanups.discard)
+                await asyncio.shield(cleanup)
+
+    async def _end_run(
+        self,
+        agent: ReActAgent,
+        events: RunEvents,
+        observer: RunObserver,
+        handles: list[RunHandle],
+        *,
+        ephemeral: bool,
+    ) -> None:
+        """Cancel the run if it is still going, wait until it has saved, count it."""
+        await events.aclose()
+        if not handles:  # the run never started
+            return
+        handle = handles[0]
+        if observer.result is None:  # cancelled before its PostCall: wait for its cleanup
+            await _run_ended(agent, handle.session_id, handle.run_id)
+        if ephemeral:
+            await agent.store.delete(agent.name, handle.session_id)
+        handle.result = observer.result
+        elapsed = time.perf_counter() - observer.started
+        self.metrics.finished(agent.name, observer.result, elapsed)
+
+    # -- shutdown --------------------------------------------------------------------------------
+
+    def active_sessions(self) -> list[tuple[str, str]]:
+        """The `(agent name, session_id)` of every run this server has in progress."""
+        return [
+            (a.agent.name, a.session_id) for a in self._active.values() if a.session_id is not None
+        ]
+
+    async def wait_idle(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - a bool
+        """Wait until this server has no run in progress or cleaning up; False on `timeout`."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
+                while self._cleanups:
+                    await asyncio.wait(set(self._cleanups))
+        except TimeoutError:
+            return False
+        return True
+
+    async def shutdown(self, reason: str = "the server is shutting down") -> bool:
+        """Refuse new runs, interrupt every run in progress, and wait for them to save and end.
+
+        Returns:
+            False when runs were still going after `config.shutdown_timeout_s`.
+        """
+        self.shutting_down = True
+        agents = {id(a): a for a in self.agents.values()}.values()
+        for agent in agents:
+            agent.interrupt_all(reason)
+        for active in list(self._active.values()):  # runs still starting
+            if active.session_id is not None:
+                active.agent.interrupt(active.session_id, reason)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.shutdown_timeout_s
+        idle = await self.wait_idle(self.config.shutdown_timeout_s)
+        for agent in agents:
+            idle = await agent.wait_idle(max(0.0, deadline - loop.time())) and idle
+        return idle
+
+
+async def _run_ended(agent: ReActAgent, session_id: str, run_id: str) -> None:
+    """Wait until a cancelled run has cleaned up: state saved, lease released, tasks done."""
+    # The run's cleanup task (started when the subscription was disposed) resolves `done`
+    # after saving and releasing the lease.
+    run = getattr(agent, "_tails", {}).get(session_id)
+    if run is not None and run.ctx.run_id == run_id:
+        await run.done

@@ -1,0 +1,95 @@
+"""Typed API errors: one exception, and the errors every route shares."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from pydantic import ValidationError
+
+__all__ = ["ApiError", "busy", "invalid_body", "no_session", "too_large"]
+
+
+class ApiError(Exception):
+    """An error a route answers with: an HTTP status and a typed JSON body.
+
+    The body is `{"error": {"code": code, "message": message, "field": field}}`; the OpenAI
+    route renders the same error in OpenAI's error body instead.
+
+    Example:
+        ```python
+        from rxagent.server import ApiError
+
+        error = ApiError(404, "agent_not_found", "no agent 'x'", field="name")
+        assert error.body() == {
+            "error": {"code": "agent_not_found", "message": "no agent 'x'", "field": "name"}
+        }
+        ```
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.headers: dict[str, str] = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        """The typed JSON body."""
+        return {"error": {"code": self.code, "message": self.message, "field": self.field}}
+
+    def response(self) -> web.Response:
+        """The error as an aiohttp response (status, JSON body, headers)."""
+        return web.json_response(self.body(), status=self.status, headers=self.headers)
+
+
+def _field_of(loc: Sequence[int | str]) -> str | None:
+    """A pydantic error location as a dotted field name, without union-member tags."""
+    parts = [str(p) for p in loc if isinstance(p, int) or p.isidentifier()]
+    return ".".join(parts) or None
+
+
+def busy(session_id: str) -> ApiError:
+    return ApiError(
+        409,
+        "session_busy",
+        f"session {session_id!r} already has a run in progress; wait for it or interrupt it "
+        "(POST /v1/sessions/{id}/interrupt)",
+        field="session_id",
+    )
+
+
+def too_large(limit: int) -> ApiError:
+    return ApiError(
+        413, "body_too_large", f"the request body is larger than the limit of {limit} bytes"
+    )
+
+
+def no_session(session_id: str) -> ApiError:
+    return ApiError(
+        404, "session_not_found", f"no session {session_id!r} for this API key", field="session_id"
+    )
+
+
+def invalid_body(exc: ValidationError) -> ApiError:
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    if first["type"] == "json_invalid":
+        return ApiError(422, "invalid_json", f"the body is not valid JSON: {first['msg']}")
+    if first["type"] == "model_type" and not first["loc"]:
+        return ApiError(422, "invalid_body", "the body must be a JSON object")
+    described = "; ".join(f"{_field_of(e['loc']) or 'body'}: {e['msg']}" for e in errors[:5])
+    return ApiError(422, "invalid_body", described, field=_field_of(first["loc"]))

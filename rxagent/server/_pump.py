@@ -1,0 +1,130 @@
+"""A run's events for a route: a cancel-safe iterator fed by one pump task per run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, Final, final
+
+if TYPE_CHECKING:
+    from rxagent.events import AgentEvent, BaseEvent
+
+__all__ = ["Heartbeat", "RunEvents"]
+
+_BUFFER: Final = 64
+
+
+@final
+class _End:
+    """The pump's last item: the run's events are over (`error`: it could not start)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+@final
+class RunEvents(AsyncIterator["AgentEvent"]):
+    """Iterate a run's events; waiting on it may be cancelled without harming the run.
+
+    A pump task reads the agent's bounded event iterator into a small queue, so a slow
+    client still slows the run (back-pressure), and `asyncio.wait_for(anext(events), t)` can
+    time out to send a keep-alive without cancelling anything. `aclose()` cancels a run that is
+    still going (the agent then saves consistent state) and waits for the pump to end.
+    """
+
+    __slots__ = ("_done", "_first", "_observe", "_queue", "_source", "_task")
+
+    def __init__(
+        self, source: AsyncIterator[BaseEvent], observe: Callable[[BaseEvent], None]
+    ) -> None:
+        self._source = source
+        self._observe = observe
+        self._queue: asyncio.Queue[BaseEvent | _End] = asyncio.Queue(_BUFFER)
+        self._first: BaseEvent | None = None
+        self._done = False
+        self._task = asyncio.get_running_loop().create_task(self._pump())
+
+    async def _pump(self) -> None:
+        source = self._source
+        try:
+            async for event in source:
+                self._observe(event)
+                await self._queue.put(event)
+        except Exception as exc:  # a run that cannot start (a busy session): the reader raises it
+            await self._queue.put(_End(exc))
+        else:
+            await self._queue.put(_End(None))
+        finally:
+            aclose: Any = getattr(source, "aclose", None)
+            if aclose is not None:  # disposes the run when the pump was cancelled mid-way
+                await aclose()
+
+    async def start(self) -> BaseEvent:
+        """Wait for the first event (PreCall), raising what stopped the run from starting.
+
+        Raises:
+            SessionBusyError: When the session has a run here or in another process.
+        """
+        item = await self._queue.get()
+        if isinstance(item, _End):
+            self._done = True
+            if item.error is not None:
+                raise item.error
+            raise RuntimeError("the run ended before its first event")  # pragma: no cover
+        self._first = item
+        return item
+
+    def __aiter__(self) -> RunEvents:
+        return self
+
+    async def __anext__(self) -> AgentEvent:
+        first = self._first
+        if first is not None:
+            self._first = None
+            return first  # type: ignore[return-value]
+        if self._done:
+            raise StopAsyncIteration
+        item = await self._queue.get()
+        if isinstance(item, _End):
+            self._done = True
+            if item.error is not None:
+                raise item.error
+            raise StopAsyncIteration
+        return item  # type: ignore[return-value]
+
+    @property
+    def finished(self) -> bool:
+        """Whether the pump has read the run's last event (or the run could not start)."""
+        return self._task.done()
+
+    async def aclose(self) -> None:
+        """Cancel the run if it is still going and wait until the pump has ended."""
+        self._done = True
+        task = self._task
+        if not task.done():
+            task.cancel()
+        await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # retrieved: the pump keeps its errors in the queue
+
+
+class Heartbeat(AsyncIterator["AgentEvent | None"]):
+    """Iterate events, with a None whenever `interval` seconds pass without one (cancel-safe)."""
+
+    __slots__ = ("_events", "_interval")
+
+    def __init__(self, events: AsyncIterator[AgentEvent], interval: float) -> None:
+        self._events = events
+        self._interval = interval
+
+    def __aiter__(self) -> Heartbeat:
+        return self
+
+    async def __anext__(self) -> AgentEvent | None:
+        try:
+            async with asyncio.timeout(self._interval):
+                return await anext(self._events)
+        except TimeoutError:
+            return None

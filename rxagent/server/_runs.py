@@ -1,0 +1,90 @@
+"""The run routes: `POST /v1/agents/{name}/runs` (JSON) and `.../runs:stream` (SSE)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from aiohttp import web
+
+from rxagent.events import EVENT_ADAPTER, EVENT_TYPES
+from rxagent.server._core import SERVER_KEY
+from rxagent.server._schemas import RunRequest
+
+if TYPE_CHECKING:
+    from rxagent.events import BaseEvent
+
+__all__ = ["KEEPALIVE_FRAME", "SSE_HEADERS", "run_json", "run_stream", "sse_frame"]
+
+SSE_HEADERS: Final = {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",  # nginx: pass each frame on at once
+}
+"""The headers of an SSE answer."""
+
+KEEPALIVE_FRAME: Final = b": keep-alive\n\n"
+"""An SSE comment: clients ignore it; it keeps proxies from closing an idle stream."""
+
+_BUILT_IN: Final = frozenset(EVENT_TYPES)
+
+
+def sse_frame(event: BaseEvent) -> bytes:
+    """One SSE frame: `event: <type>` and `data: <EVENT_ADAPTER JSON>` (one line).
+
+    An event class of your own (not in `EVENT_TYPES`) is sent with its own `model_dump_json`.
+
+    Example:
+        ```python
+        from rxagent import EVENT_ADAPTER, Msg, PreCallEvent
+        from rxagent.server import sse_frame
+
+        frame = sse_frame(PreCallEvent(input=[Msg.user("hi")], agent="bot"))
+        head, data = frame.splitlines()[:2]
+        assert head == b"event: pre_call" and frame.endswith(b"}" + bytes([10, 10]))
+        assert EVENT_ADAPTER.validate_json(data.removeprefix(b"data: ")).agent == "bot"
+        ```
+    """
+    if type(event) in _BUILT_IN:
+        data = EVENT_ADAPTER.dump_json(event)  # type: ignore[arg-type]
+    else:
+        data = event.model_dump_json().encode()
+    return b"event: " + event.type.encode() + b"\ndata: " + data + b"\n\n"
+
+
+async def run_json(request: web.Request) -> web.Response:
+    """Run the agent to the end; answer its `AgentResult` as JSON (with `session_id`)."""
+    ctx = request.app[SERVER_KEY]
+    principal = ctx.authenticate(request)
+    agent = ctx.agent(request.match_info["name"])
+    body = await ctx.parse_body(request, RunRequest)
+    async with ctx.open_run(request, principal, agent, body.input, body.session_id) as handle:
+        async for _event in handle.events:
+            pass
+    assert handle.result is not None  # the events ended with PostCall
+    return web.json_response(
+        text=handle.result.model_dump_json(), headers={"X-Session-Id": handle.session_id}
+    )
+
+
+async def run_stream(request: web.Request) -> web.StreamResponse:
+    """Stream the run as SSE, one frame per event, with keep-alive comments in between.
+
+    A client that goes away is noticed at the next frame or keep-alive; leaving `open_run`
+    then cancels the run, which saves consistent state and frees the session.
+    """
+    ctx = request.app[SERVER_KEY]
+    principal = ctx.authenticate(request)
+    agent = ctx.agent(request.match_info["name"])
+    body = await ctx.parse_body(request, RunRequest)
+    async with ctx.open_run(request, principal, agent, body.input, body.session_id) as handle:
+        response = web.StreamResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
+        await response.prepare(request)
+        try:
+            async for event in handle.heartbeat(ctx.config.keepalive_s):
+                if request.transport is None or request.transport.is_closing():
+                    return response  # the client left: leaving the block cancels the run
+                await response.write(KEEPALIVE_FRAME if event is None else sse_frame(event))
+        except ConnectionResetError:  # the client left while we wrote
+            return response
+        await response.write_eof()
+    return response

@@ -1,0 +1,121 @@
+"""Finding sessions and their owners in the agents' stores; reaching their runs."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Final, Literal
+
+from rxagent.errors import ConcurrentModificationError
+from rxagent.server._auth import ANONYMOUS
+from rxagent.server._errors import ApiError, busy, no_session
+from rxagent.state import AgentState, ControlMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from rxagent.agent import ReActAgent
+    from rxagent.server._core import Principal
+    from rxagent.state import StoredState
+
+__all__ = ["OWNER_KEY", "SessionLookup", "owner_of"]
+
+OWNER_KEY: Final = "rxagent.owner"
+"""The `AgentState.extra` key that holds the `key_id` of the API key that created the session."""
+
+
+def owner_of(state: AgentState) -> str:
+    """The `key_id` that owns a session (`"anonymous"` when none was recorded)."""
+    owner = state.extra.get(OWNER_KEY)
+    return owner if isinstance(owner, str) and owner else ANONYMOUS
+
+
+class SessionLookup:
+    """The session half of `ServerContext`: ownership, lookup, and where a run is."""
+
+    agents: Mapping[str, ReActAgent]
+
+    def agent(self, name: str) -> ReActAgent:
+        """Return the agent called `name`; ApiError 404 `agent_not_found` otherwise."""
+        found = self.agents.get(name)
+        if found is None:
+            raise ApiError(
+                404,
+                "agent_not_found",
+                f"no agent named {name!r}; this server has {sorted(self.agents)}",
+                field="name",
+            )
+        return found
+
+    async def claim_session(
+        self, principal: Principal, agent: ReActAgent, session_id: str | None
+    ) -> tuple[str, bool]:
+        """Return `(session_id, created)`: a fresh or owned session, created (owned) if new.
+
+        Raises:
+            ApiError: 404 `session_not_found` when another key owns the session.
+        """
+        if session_id is None:
+            session_id = uuid.uuid4().hex
+        store = agent.store
+        for _ in range(3):
+            stored = await store.load(agent.name, session_id)
+            if stored is not None:
+                if owner_of(stored.state) != principal.key_id:
+                    raise no_session(session_id)
+                return session_id, False
+            state = AgentState(extra={OWNER_KEY: principal.key_id})
+            try:
+                await store.save(agent.name, session_id, state, expected_version=0)
+            except ConcurrentModificationError:
+                continue  # created meanwhile: check its owner
+            return session_id, True
+        raise busy(session_id)
+
+    async def find_session(
+        self, principal: Principal, session_id: str, agent_name: str | None = None
+    ) -> tuple[ReActAgent, StoredState]:
+        """Find the caller's session among the agents' stores (`agent_name` narrows the search).
+
+        Raises:
+            ApiError: 404 when no agent has such a session of this key; 422
+                `ambiguous_session` when several agents have one and `agent_name` is None.
+        """
+        agents = [self.agent(agent_name)] if agent_name is not None else list(self.agents.values())
+        found: list[tuple[ReActAgent, StoredState]] = []
+        for agent in agents:
+            stored = await agent.store.load(agent.name, session_id)
+            if stored is not None and owner_of(stored.state) == principal.key_id:
+                found.append((agent, stored))
+        if not found:
+            raise no_session(session_id)
+        if len(found) > 1:
+            names = sorted(a.name for a, _ in found)
+            raise ApiError(
+                422,
+                "ambiguous_session",
+                f"agents {names} each have a session {session_id!r}; add ?agent=<name>",
+                field="agent",
+            )
+        return found[0]
+
+    async def running_where(
+        self, agent: ReActAgent, session_id: str
+    ) -> Literal["local", "remote"] | None:
+        """Where the session's run is: in this process, in another one, or nowhere (None)."""
+        if agent.is_running(session_id):
+            return "local"
+        if await agent.store.lease_holder(agent.name, session_id) is not None:
+            return "remote"
+        return None
+
+    async def interrupt(
+        self, agent: ReActAgent, session_id: str, reason: str | None
+    ) -> Literal["local", "remote"] | None:
+        """Interrupt the session's run wherever it runs; None when it has no run."""
+        if agent.interrupt(session_id, reason):
+            return "local"
+        if await agent.store.lease_holder(agent.name, session_id) is None:
+            return None
+        message = ControlMessage(agent=agent.name, session_id=session_id, reason=reason)
+        await agent.store.control().publish(message)
+        return "remote"

@@ -1,0 +1,64 @@
+"""Two server processes sharing PostgreSQL: an interrupt sent to A stops a run in B."""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from typing import Any
+
+import aiohttp
+from server_helpers import server_process, sse_until  # type: ignore[import-not-found]
+
+from rxagent import AgentResult
+from rxagent.state import PostgresStore
+
+
+async def drop_tables(dsn: str, prefix: str) -> None:
+    import asyncpg  # type: ignore[import-untyped]
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        for table in ("sessions", "leases", "meta"):
+            await conn.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
+    finally:
+        await conn.close()
+
+
+async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(postgres_dsn: str):
+    prefix = f"srv{uuid.uuid4().hex[:10]}_"
+    try:
+        async with (
+            server_process(postgres_dsn, prefix) as (proc_a, url_a),
+            server_process(postgres_dsn, prefix) as (proc_b, url_b),
+            aiohttp.ClientSession() as http,
+        ):
+            body = {"input": "slow", "session_id": "s1"}
+            async with http.post(f"{url_b}/v1/agents/bot/runs:stream", json=body) as stream:
+                await sse_until(stream, "pre_acting")
+                # the session runs in B; a second run of it in A is refused
+                async with http.post(f"{url_a}/v1/agents/bot/runs", json=body) as busy:
+                    assert busy.status == 409
+                    assert (await busy.json())["error"]["code"] == "session_busy"
+                info_url = f"{url_a}/v1/sessions/s1/interrupt"
+                async with http.post(info_url, json={"reason": "stopped from A"}) as response:
+                    assert response.status == 202
+                    assert await response.json() == {"interrupted": True, "where": "remote"}
+                frames = await sse_until(stream, "post_call")
+            async with http.get(f"{url_a}/v1/sessions/s1") as shown:
+                info = await shown.json()
+            for process in (proc_a, proc_b):
+                process.send_signal(signal.SIGTERM)
+                assert await process.wait() == 0
+        result = AgentResult[Any].model_validate(frames[-1][1]["result"])
+        assert result.interrupted
+        assert result.text == "stopped from A"
+        assert info["running"] is False
+        store = PostgresStore(postgres_dsn, table_prefix=prefix)
+        try:
+            stored = await store.load("bot", "s1")
+        finally:
+            await store.aclose()
+        assert stored is not None
+        assert [m.role for m in stored.state.memory] == ["user", "assistant", "tool"]
+    finally:
+        await drop_tables(postgres_dsn, prefix)
