@@ -430,3 +430,10 @@ def test_demo_agent_is_offline_and_truthful() -> None:
 def test_demo_model_rejects_a_negative_delay() -> None:
     with pytest.raises(ValueError, match="delay"):
         DemoModel(delay=-1)
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "run", "chat", "serve", "sessions", "--debug"):
+        assert command in out, command

@@ -180,7 +180,11 @@ async def _paced(source: AsyncIterator[ModelDelta], delay: float) -> AsyncIterat
 
 
 class DemoModel:
-    """The demo's offline chat model: a scripted first turn, then a computed answer.
+    """The demo's offline chat model: a scripted first turn per run, then a computed answer.
+
+    A request that ends with the user's message starts a run: it gets the scripted turn (thinking
+    and two parallel tool calls). Any later request gets the answer composed from the tool
+    results, so one model serves any number of runs and sessions (`rxagent serve`).
 
     Args:
         chunk_size: Characters per streamed text, thinking or tool-argument delta.
@@ -194,14 +198,16 @@ class DemoModel:
             raise ValueError(f"delay must be >= 0 seconds, got {delay}")
         self.name = "demo (ScriptedModel + FunctionModel)"
         self.delay = delay
-        self.script = ScriptedModel([_first_turn()], chunk_size=chunk_size, name="demo-script")
+        self.chunk_size = chunk_size
         self.answer = FunctionModel(compose_answer, chunk_size=chunk_size, name="demo-answer")
 
     def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSchema], options: ModelOptions
     ) -> AsyncIterator[ModelDelta]:
         """Stream the scripted turn first, then answers composed from the tool results."""
-        inner = self.script if self.script.remaining else self.answer
+        inner: ScriptedModel | FunctionModel = self.answer
+        if messages and messages[-1].role == "user":
+            inner = ScriptedModel([_first_turn()], chunk_size=self.chunk_size, name="demo-script")
         source = inner.stream(messages, tools, options)
         return _paced(source, self.delay) if self.delay else source
 

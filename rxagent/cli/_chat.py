@@ -1,0 +1,149 @@
+"""`rxagent chat`: an interactive REPL over one agent, with live events per turn.
+
+Lines are read from stdin (a terminal or a pipe). `/exit` or end of input quits, `/reset`
+starts a new session, `/help` lists the commands. Ctrl-C during an answer interrupts it and
+returns to the prompt; at the prompt it clears the line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from rxagent.cli._build import add_agent_options, build_agent, open_cli_store
+from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, new_session_id, silence_stdout
+from rxagent.cli._turn import TurnOutput, ctrl_c_notice, describe_failure, run_turn, stderr_line
+
+if TYPE_CHECKING:
+    import argparse
+
+    from rxagent.agent import ReActAgent
+    from rxagent.state import SessionStore
+
+__all__ = ["CHAT_HELP", "add_chat_parser", "chat_command"]
+
+CHAT_HELP: Final = "commands: /reset starts a new session, /exit quits (so does Ctrl-D), /help"
+_PROMPT: Final = "you> "
+
+
+def add_chat_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add the `chat` command to the `commands` subparsers."""
+    chat = commands.add_parser(
+        "chat",
+        parents=parents,
+        help="talk to an agent in an interactive loop",
+        description=(
+            "An interactive loop: each line read from stdin is one turn of the same session, "
+            "shown live. /reset starts a new session, /exit or end of input quits. Ctrl-C "
+            "interrupts the current answer and returns to the prompt."
+        ),
+    )
+    add_agent_options(chat)
+    chat.set_defaults(handler=chat_command)
+
+
+@dataclass(slots=True)
+class _Chat:
+    store: SessionStore
+    agent: ReActAgent
+    session_id: str
+
+    async def aclose(self) -> None:
+        try:
+            await self.agent.aclose()
+        finally:
+            await self.store.aclose()
+
+
+async def _open_chat(args: argparse.Namespace) -> _Chat:
+    store = open_cli_store(args.store)
+    try:
+        agent = build_agent(args, store)
+    except BaseException:
+        await store.aclose()
+        raise
+    return _Chat(store, agent, args.session or new_session_id("chat"))
+
+
+def _read_line(stdin: TextIO, interactive: bool) -> str | None:
+    """The next line, or None at the end of input; Ctrl-C at the prompt gives an empty line."""
+    if not interactive:
+        line = stdin.readline()
+        return line if line else None
+    try:
+        return input(_PROMPT)
+    except EOFError:
+        return None
+    except KeyboardInterrupt:
+        stderr_line("\n(/exit or Ctrl-D quits)")
+        return ""
+
+
+def _command(chat: _Chat, text: str) -> bool:
+    """Handle a `/command`; return False when the loop should end."""
+    word = text.split()[0]
+    if word in ("/exit", "/quit"):
+        return False
+    if word == "/reset":
+        chat.session_id = new_session_id("chat")
+        stderr_line(f"new session {chat.session_id}")
+    elif word == "/help":
+        stderr_line(CHAT_HELP)
+    else:
+        stderr_line(f"unknown command {word}; {CHAT_HELP}")
+    return True
+
+
+def _loop(runner: asyncio.Runner, chat: _Chat, output: TurnOutput, stdin: TextIO) -> None:
+    interactive = stdin.isatty()
+    if interactive:
+        stderr_line(
+            f"rxagent chat · agent {chat.agent.name} · model {chat.agent.model.name} · "
+            f"session {chat.session_id}\n{CHAT_HELP}; Ctrl-C interrupts an answer"
+        )
+    while True:
+        line = _read_line(stdin, interactive)
+        if line is None:
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            if _command(chat, text):
+                continue
+            return
+        try:
+            result = runner.run(
+                run_turn(
+                    chat.agent,
+                    text,
+                    chat.session_id,
+                    output.handler(chat.agent),
+                    notify=ctrl_c_notice(output),
+                )
+            )
+        except CliError as exc:
+            stderr_line(f"error: {exc}")
+            continue
+        output.finish(result)
+        failure = describe_failure(result, chat.session_id)
+        if failure is not None:
+            stderr_line(failure)
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    """Run the chat loop until `/exit` or the end of input; return the exit code."""
+    out = sys.stdout
+    output = TurnOutput(out, json=args.json, live=args.live or out.isatty())
+    with asyncio.Runner() as runner:
+        chat = runner.run(_open_chat(args))
+        try:
+            _loop(runner, chat, output, sys.stdin)
+        except BrokenPipeError:
+            silence_stdout()
+            return EXIT_FAILED
+        finally:
+            runner.run(chat.aclose())
+    return EXIT_OK

@@ -1,0 +1,179 @@
+"""What the commands share: their typed error, `module:attr` imports, store URLs and streams."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import importlib
+import os
+import sys
+import uuid
+from typing import TYPE_CHECKING, Final, TextIO
+from urllib.parse import urlsplit, urlunsplit
+
+from rich.console import Console
+
+from rxagent.errors import RxAgentError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rxagent.events import BaseEvent
+
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "STORE_ENV",
+    "CliError",
+    "PipeConsole",
+    "json_lines",
+    "load_object",
+    "new_session_id",
+    "redact_url",
+    "silence_stdout",
+    "store_url",
+    "utf8_safe",
+]
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130
+
+DEFAULT_STORE_URL: Final = "sqlite:///.rxagent/sessions.db"
+"""Where sessions live when neither `--store` nor `RXAGENT_STORE` says otherwise."""
+STORE_ENV: Final = "RXAGENT_STORE"
+
+
+class CliError(RxAgentError):
+    """A problem with what the command was given: one line naming the fix, and an exit code.
+
+    Args:
+        message: What is wrong and how to fix it.
+        exit_code: 2 for a usage problem (the default), 1 for a failure at run time.
+    """
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _cwd_on_path() -> None:
+    """Let `module:attr` name modules of the current directory, as `python -m` does."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+def _import_module(name: str, where: str) -> object:
+    _cwd_on_path()
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
+            raise CliError(
+                f"{where}: no module named {exc.name!r}; run rxagent from the directory that "
+                "holds it, or install the package that provides it"
+            ) from exc
+        raise CliError(
+            f"{where}: importing {name!r} failed: {exc}; install the missing package"
+        ) from exc
+    except Exception as exc:
+        raise CliError(
+            f"{where}: importing {name!r} failed with {type(exc).__name__}: {exc}; fix the module "
+            "(--debug shows the traceback)"
+        ) from exc
+
+
+def load_object(spec: str, option: str) -> object:
+    """Import `module:attr` (the attribute may be dotted) for `option`.
+
+    Raises:
+        CliError: The spec is malformed, the module cannot be imported, or it lacks the attribute.
+    """
+    where = f"{option} {spec!r}"
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise CliError(
+            f"{where}: expected MODULE:ATTRIBUTE, for example 'my_tools:search' for the name "
+            "search in my_tools.py"
+        )
+    found = _import_module(module_name, where)
+    owner = module_name
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            names = [n for n in dir(found) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, names, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "check the name"
+            raise CliError(f"{where}: module {owner!r} has no attribute {part!r}; {hint}")
+        found = getattr(found, part)
+        owner = f"{owner}.{part}"
+    return found
+
+
+def store_url(given: str | None) -> str:
+    """Return `given`, else `$RXAGENT_STORE`, else `DEFAULT_STORE_URL`."""
+    return given or os.environ.get(STORE_ENV) or DEFAULT_STORE_URL
+
+
+def redact_url(url: str) -> str:
+    """Return `url` with any password replaced by `***`, for messages."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
+def new_session_id(prefix: str) -> str:
+    """Return a fresh session id such as `run-1f0c2a9b3d4e`."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+class PipeConsole(Console):
+    """A console whose broken pipe is an ordinary `BrokenPipeError`, not rich's `SystemExit`.
+
+    So the run is cancelled and cleaned up like on any other early exit.
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Stop writing and raise `BrokenPipeError`."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def json_lines(out: TextIO) -> Callable[[BaseEvent], None]:
+    """Return a function that writes each event to `out` as one `EVENT_ADAPTER` JSON line."""
+
+    def emit(event: BaseEvent) -> None:
+        out.write(event.model_dump_json() + "\n")
+        out.flush()
+
+    return emit
+
+
+def utf8_safe(stream: TextIO) -> TextIO:
+    """Replace characters the stream's encoding cannot show, instead of failing on them."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and "utf" not in (getattr(stream, "encoding", "") or "").lower():
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="replace")
+    return stream
+
+
+def silence_stdout() -> None:
+    """Point stdout at devnull after the reader went away (`rxagent demo --json | head`)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)

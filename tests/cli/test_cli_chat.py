@@ -1,0 +1,165 @@
+"""`rxagent chat`: turns read from piped stdin, one session across turns, `/reset`, stores."""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import Any
+
+from rxagent import PostCallEvent
+from rxagent.testing import assert_event_protocol, tool_call
+
+
+def _contents(body: dict[str, Any]) -> list[str]:
+    return [m.get("content") or "" for m in body["messages"]]
+
+
+def test_two_turns_share_the_session(cli, openai_server) -> None:
+    server = openai_server(["Hi Ada!", "Your name is Ada."])
+    done = cli(
+        "chat", "--model", "openai:m", "--store", "memory://",
+        stdin="I am Ada.\n\nWhat is my name?\n",
+    )  # fmt: skip
+    assert (done.code, done.err) == (0, "")
+    assert done.out == "Hi Ada!\nYour name is Ada.\n"
+    assert len(server.requests) == 2  # the empty line is no turn
+    assert _contents(server.requests[1].body) == [
+        "I am Ada.",
+        "Hi Ada!",
+        "What is my name?",
+    ]
+
+
+def test_reset_starts_a_new_session_and_exit_quits(cli, openai_server) -> None:
+    server = openai_server(["one", "two", "three"])
+    done = cli(
+        "chat", "--model", "openai:m", "--store", "memory://", "--session", "first",
+        stdin="hello\n/reset\nagain\n/help\n/nope\n/exit\nnever read\n",
+    )  # fmt: skip
+    assert (done.code, done.out) == (0, "one\ntwo\n")
+    assert _contents(server.requests[1].body) == ["again"]  # no history from the first session
+    lines = done.err.splitlines()
+    assert lines[0].startswith("new session chat-")
+    assert lines[1].startswith("commands: /reset")
+    assert lines[2].startswith("unknown command /nope; commands:")
+    assert server.remaining == 1
+
+
+def test_a_sqlite_store_keeps_the_chat_across_invocations(cli, openai_server) -> None:
+    server = openai_server(["Noted: blue.", "Blue."])
+    args = ("chat", "--model", "openai:m", "--store", "sqlite:///chat.db", "--session", "c")
+    assert cli(*args, stdin="My colour is blue.\n").out == "Noted: blue.\n"
+    again = cli(*args, stdin="What is my colour?\n")
+    assert (again.code, again.out) == (0, "Blue.\n")
+    assert _contents(server.requests[1].body) == [
+        "My colour is blue.",
+        "Noted: blue.",
+        "What is my colour?",
+    ]
+    shown = cli("sessions", "show", "c", "--store", "sqlite:///chat.db")
+    assert "4 messages" in shown.out
+
+
+def test_json_lines_per_turn(cli, openai_server, tools) -> None:
+    mod = tools
+    openai_server([tool_call("add", a=1, b=1), "2", "bye"])
+    done = cli(
+        "chat", "--model", "openai:m", "--tools", f"{mod}:add", "--json", "--store", "memory://",
+        stdin="1 + 1?\nbye\n",
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    events = done.events()
+    calls = [i for i, e in enumerate(events) if e.type == "pre_call"]
+    assert len(calls) == 2
+    first, second = events[: calls[1]], events[calls[1] :]
+    for run in (first, second):
+        assert_event_protocol(run)
+        assert isinstance(run[-1], PostCallEvent)
+    assert first[-1].session_id == second[-1].session_id
+    assert second[-1].reply.text == "bye"
+
+
+def test_live_turns(cli, openai_server) -> None:
+    openai_server(["Hello there."])
+    done = cli("chat", "--model", "openai:m", "--live", "--store", "memory://", stdin="hi\n")
+    assert done.code == 0
+    assert "Hello there." in done.out
+    assert "summary" in done.out
+
+
+def test_a_failed_turn_reports_and_the_chat_goes_on(cli, openai_server) -> None:
+    server = openai_server(["still here"])
+    server.fail(1, status=400, message="nope", error_type="invalid_request_error")
+    done = cli("chat", "--model", "openai:m", "--store", "memory://", stdin="one\ntwo\n")
+    assert done.code == 0
+    assert done.out == "still here\n"
+    assert done.err.startswith("error: the run failed: INVALID_REQUEST")
+    assert done.err.count("\n") == 1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_chat_prompts_and_ctrl_c_at_the_prompt_clears_the_line(
+    cli, openai_server, monkeypatch
+) -> None:
+    openai_server(["Hello!"])
+    lines = iter(["hi", KeyboardInterrupt, "/exit"])
+    prompts: list[str] = []
+
+    def fake_input(prompt: str) -> str:
+        prompts.append(prompt)
+        line = next(lines)
+        if line is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return str(line)
+
+    monkeypatch.setattr(sys, "stdin", _Terminal())
+    monkeypatch.setattr("builtins.input", fake_input)
+    done = cli("chat", "--model", "openai:gpt-4o-mini", "--store", "memory://", "--session", "t")
+    assert done.code == 0
+    assert prompts == ["you> "] * 3
+    assert done.out == "Hello!\n"
+    err = done.err.splitlines()
+    assert err[0] == "rxagent chat · agent assistant · model gpt-4o-mini · session t"
+    assert err[1].startswith("commands: /reset starts a new session")
+    assert err[-1] == "(/exit or Ctrl-D quits)"
+
+
+def test_on_a_terminal_end_of_input_quits(cli, openai_server, monkeypatch) -> None:
+    openai_server([])
+    monkeypatch.setattr(sys, "stdin", _Terminal(""))
+    done = cli("chat", "--model", "openai:m", "--store", "memory://")
+    assert done.code == 0
+    assert done.out == "you> "  # input() wrote the prompt, then met the end of input
+
+
+CTRL_C_TOOL = '''
+import asyncio
+import os
+import signal
+
+
+async def wait_for_ctrl_c() -> str:
+    """Press Ctrl-C on the own process, then wait to be interrupted."""
+    os.kill(os.getpid(), signal.SIGINT)
+    await asyncio.sleep(60)
+    return "not interrupted"
+'''
+
+
+def test_ctrl_c_interrupts_the_answer_and_the_chat_goes_on(cli, openai_server, module) -> None:
+    mod = module(CTRL_C_TOOL)
+    server = openai_server([tool_call("wait_for_ctrl_c"), "Back at the prompt."])
+    done = cli(
+        "chat", "--model", "openai:m", "--tools", f"{mod}:wait_for_ctrl_c", "--session", "c",
+        "--store", "memory://", stdin="wait\nare you there?\n",
+    )  # fmt: skip
+    assert done.code == 0
+    assert done.out == "Back at the prompt.\n"
+    assert done.err == "interrupted: the state of session 'c' was saved\n"
+    roles = [m["role"] for m in server.requests[1].body["messages"]]
+    assert roles[:3] == ["user", "assistant", "tool"]  # the interrupted call, answered
+    assert roles[-1] == "user"
