@@ -212,7 +212,8 @@ def create_app(
             agent.lease_ttl_s = config.lease_ttl_s
     ctx = ServerContext(table, config, keys)
     app = web.Application(
-        client_max_size=config.max_body_bytes, middlewares=[cors_middleware, _errors]
+        client_max_size=config.max_body_bytes,
+        middlewares=[cors_middleware, _errors] if config.cors_origins else [_errors],
     )
     app[SERVER_KEY] = ctx
     app[_SUBSCRIPTIONS] = []
@@ -232,7 +233,8 @@ def create_app(
 
     document = openapi_document(extra_paths, version=__version__, auth=keys is not None)
     app[_OPENAPI] = json.dumps(document)
-    app.on_response_prepare.append(cors_on_prepare)
+    if config.cors_origins:  # CORS is off by default: no per-request work for it then
+        app.on_response_prepare.append(cors_on_prepare)
     app.on_startup.append(_subscribe)
     app.on_shutdown.append(_shutdown)
     app.on_cleanup.append(_unsubscribe)

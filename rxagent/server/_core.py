@@ -22,7 +22,7 @@ from rxagent.server._auth import ANONYMOUS, KeyRing
 from rxagent.server._config import ServerConfig
 from rxagent.server._errors import ApiError, busy, invalid_body, too_large
 from rxagent.server._metrics import RunObserver, ServerMetrics
-from rxagent.server._pump import Heartbeat, RunEvents
+from rxagent.server._pump import Batches, Heartbeat, RunEvents
 from rxagent.server._sessions_lookup import OWNER_KEY, SessionLookup
 
 if TYPE_CHECKING:
@@ -104,6 +104,21 @@ class RunHandle:
         A None is the moment to send a keep-alive (and to notice a client that went away).
         """
         return Heartbeat(self.events, interval)
+
+    def batches(self, interval: float) -> AsyncIterator[list[AgentEvent]]:
+        """Iterate the run's events in batches: what is queued now, `[]` after `interval` idle.
+
+        A route that writes each batch in one go makes one socket write per batch instead of
+        one per event, which is what a busy server needs; `[]` is the keep-alive moment.
+        """
+        if isinstance(self.events, RunEvents):
+            return Batches(self.events, interval)
+        return _one_by_one(Heartbeat(self.events, interval))
+
+
+async def _one_by_one(beats: Heartbeat) -> AsyncIterator[list[AgentEvent]]:
+    async for event in beats:
+        yield [] if event is None else [event]
 
 
 SERVER_KEY: web.AppKey[ServerContext] = web.AppKey("rxagent.server", object)  # type: ignore[arg-type]

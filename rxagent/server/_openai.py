@@ -246,22 +246,29 @@ async def _stream(
     ephemeral: bool,
 ) -> None:
     """Write the run as chunks; a failure after the first byte is an in-stream error object."""
+    frames: list[bytes] = []  # one write per batch of events
     try:
-        async for event in handle.heartbeat(ctx.config.keepalive_s):
-            if event is None:
+        async for batch in handle.batches(ctx.config.keepalive_s):
+            if not batch:
                 await response.write(_KEEPALIVE)
                 continue
-            for chunk in stream.feed(event):
-                await response.write(_frame(chunk))
-            post = closing_event(event)
-            if post is None:
-                continue
-            failure = _failure(post.result, stream.model, ephemeral=ephemeral)
-            if failure is not None:
-                await response.write(_frame(error_body(failure)))
-                return
-            for chunk in stream.close(post.result, session_id=session_id):
-                await response.write(_frame(chunk))
-            await response.write(_DONE)
-    except ApiError as exc:
-        await response.write(_frame(error_body(exc)))
+            frames = []
+            for event in batch:
+                frames.extend(_frame(chunk) for chunk in stream.feed(event))
+                post = closing_event(event)
+                if post is None:
+                    continue
+                failure = _failure(post.result, stream.model, ephemeral=ephemeral)
+                if failure is not None:
+                    frames.append(_frame(error_body(failure)))
+                    await response.write(b"".join(frames))
+                    return
+                frames.extend(
+                    _frame(chunk) for chunk in stream.close(post.result, session_id=session_id)
+                )
+                frames.append(_DONE)
+            if frames:
+                await response.write(b"".join(frames))
+            frames = []
+    except ApiError as exc:  # what the batch had before the failure goes first
+        await response.write(b"".join([*frames, _frame(error_body(exc))]))

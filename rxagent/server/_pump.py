@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 if TYPE_CHECKING:
     from rxagent.events import AgentEvent, BaseEvent
 
-__all__ = ["Heartbeat", "RunEvents"]
+__all__ = ["Batches", "Heartbeat", "RunEvents"]
 
 _BUFFER: Final = 64
 
@@ -94,6 +94,48 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             raise StopAsyncIteration
         return item  # type: ignore[return-value]
 
+    async def batch(self, interval: float) -> list[AgentEvent] | None:
+        """Wait up to `interval` seconds for an event; return it with every event queued behind it.
+
+        Returns:
+            The events (oldest first); `[]` when `interval` passed without one (a keep-alive
+            moment); None once the run's events are over. Writing a batch as one frame group
+            saves a socket write per event when a run is ahead of its client.
+
+        Raises:
+            SessionBusyError: What stopped the run from starting, as `start()` does.
+        """
+        out: list[AgentEvent] = []
+        first = self._first
+        if first is not None:
+            self._first = None
+            out.append(first)  # type: ignore[arg-type]
+        if self._done:
+            return out or None
+        queue = self._queue
+        if not out and queue.empty():
+            try:
+                async with asyncio.timeout(interval):
+                    item = await queue.get()
+            except TimeoutError:
+                return out
+            if self._take(item, out):
+                return out or None
+        while not queue.empty():
+            if self._take(queue.get_nowait(), out):
+                break
+        return out
+
+    def _take(self, item: BaseEvent | _End, out: list[AgentEvent]) -> bool:
+        """Append an event to `out`; at the end, mark it done (raising its error): True."""
+        if isinstance(item, _End):
+            self._done = True
+            if item.error is not None:
+                raise item.error
+            return True
+        out.append(item)  # type: ignore[arg-type]
+        return False
+
     @property
     def finished(self) -> bool:
         """Whether the pump has read the run's last event (or the run could not start)."""
@@ -108,6 +150,25 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         await asyncio.wait({task})
         if not task.cancelled():
             task.exception()  # retrieved: the pump keeps its errors in the queue
+
+
+class Batches(AsyncIterator["list[AgentEvent]"]):
+    """Iterate a run's events in batches (`RunEvents.batch`); `[]` is a keep-alive moment."""
+
+    __slots__ = ("_events", "_interval")
+
+    def __init__(self, events: RunEvents, interval: float) -> None:
+        self._events = events
+        self._interval = interval
+
+    def __aiter__(self) -> Batches:
+        return self
+
+    async def __anext__(self) -> list[AgentEvent]:
+        batch = await self._events.batch(self._interval)
+        if batch is None:
+            raise StopAsyncIteration
+        return batch
 
 
 class Heartbeat(AsyncIterator["AgentEvent | None"]):

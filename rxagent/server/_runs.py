@@ -80,10 +80,15 @@ async def run_stream(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
         await response.prepare(request)
         try:
-            async for event in handle.heartbeat(ctx.config.keepalive_s):
+            async for batch in handle.batches(ctx.config.keepalive_s):
                 if request.transport is None or request.transport.is_closing():
                     return response  # the client left: leaving the block cancels the run
-                await response.write(KEEPALIVE_FRAME if event is None else sse_frame(event))
+                if not batch:
+                    await response.write(KEEPALIVE_FRAME)
+                elif len(batch) == 1:
+                    await response.write(sse_frame(batch[0]))
+                else:
+                    await response.write(b"".join([sse_frame(e) for e in batch]))
         except ConnectionResetError:  # the client left while we wrote
             return response
         await response.write_eof()

@@ -74,12 +74,14 @@ async def _send_run(
 ) -> None:
     translator = UIMessageStreamTranslator()
     try:
-        async for event in handle.heartbeat(keepalive_s):
+        async for batch in handle.batches(keepalive_s):
             if request.transport is None or request.transport.is_closing():
                 return  # the client left: leaving `open_run` cancels the run
-            if event is None:
+            if not batch:
                 await response.write(KEEPALIVE_FRAME)
-            elif chunks := translator.translate(event):
+                continue
+            chunks = [chunk for event in batch for chunk in translator.translate(event)]
+            if chunks:  # one write per batch of events
                 await response.write(encode_ui_chunks(chunks))
     except ConnectionResetError:
         raise
