@@ -67,9 +67,11 @@ async def test_handle_batches_work_for_the_pump_and_for_plain_iterators() -> Non
 
 
 async def test_a_run_that_cannot_start_raises_from_batch() -> None:
-    async def busy() -> AsyncIterator[BaseEvent]:
-        raise SessionBusyError("bot", "s1")
-        yield _event(0)  # pragma: no cover - makes this an async generator
+    async def busy() -> AsyncIterator[BaseEvent]:  # raises before its first event
+        for n in range(1):
+            if n == 0:
+                raise SessionBusyError("bot", "s1")
+            yield _event(n)
 
     events = RunEvents(busy(), lambda e: None)
     with pytest.raises(SessionBusyError):
