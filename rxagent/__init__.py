@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from rxagent.events import CustomEvent as CustomEvent
     from rxagent.events import ErrorEvent as ErrorEvent
     from rxagent.events import InterruptedEvent as InterruptedEvent
+    from rxagent.events import OutputChunkEvent as OutputChunkEvent
     from rxagent.events import PostActingEvent as PostActingEvent
     from rxagent.events import PostCallEvent as PostCallEvent
     from rxagent.events import PostReasoningEvent as PostReasoningEvent
@@ -106,6 +107,7 @@ _EXPORTS: Final[dict[str, str]] = {
     "CustomEvent": "rxagent.events",
     "ErrorEvent": "rxagent.events",
     "InterruptedEvent": "rxagent.events",
+    "OutputChunkEvent": "rxagent.events",
     "PostActingEvent": "rxagent.events",
     "PostCallEvent": "rxagent.events",
     "PostReasoningEvent": "rxagent.events",
@@ -170,6 +172,7 @@ __all__ = [
     "ModelDelta",
     "ModelOptions",
     "Msg",
+    "OutputChunkEvent",
     "PostActingEvent",
     "PostCallEvent",
     "PostReasoningEvent",

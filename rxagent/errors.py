@@ -41,7 +41,10 @@ and a failed `AgentResult`) until you ask for it with `raise_for_error()`.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
     "AgentRunError",
@@ -332,9 +335,41 @@ class MaxIterationsError(AgentRunError):
 
 
 class OutputInvalidError(AgentRunError):
-    """The final answer did not validate against `output_type`."""
+    """The final answer did not validate against `output_type`, repairs included.
+
+    Attributes:
+        raw_output: The last answer as the model sent it: the reply's text, or the final-answer
+            tool's argument JSON.
+        errors: What was wrong with it, one dict per problem with `type`, `loc` (the path to
+            the offending value, a list) and `msg`, as pydantic reports validation errors.
+
+    Example:
+        ```python
+        from rxagent.errors import OutputInvalidError
+
+        err = OutputInvalidError(
+            "the answer is not valid",
+            raw_output="oops",
+            errors=[{"type": "json_invalid", "loc": [], "msg": "not JSON"}],
+        )
+        assert err.code == "OUTPUT_INVALID" and err.raw_output == "oops"
+        assert err.errors[0]["type"] == "json_invalid"
+        ```
+    """
 
     code = ErrorCode.OUTPUT_INVALID
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw_output: str | None = None,
+        errors: Sequence[Mapping[str, Any]] = (),
+        **details: Any,
+    ) -> None:
+        super().__init__(message, **details)
+        self.raw_output = raw_output
+        self.errors: tuple[Mapping[str, Any], ...] = tuple(errors)
 
 
 class UsageLimitError(AgentRunError):

@@ -15,6 +15,7 @@ serializes and parses any of them.
 | `PostActingEvent` | `result`, `stop` |
 | `PostCallEvent` | `reply` |
 | `ErrorEvent` | none |
+| `OutputChunkEvent` | none |
 
 Example:
     ```python
@@ -54,6 +55,7 @@ __all__ = [
     "CustomEvent",
     "ErrorEvent",
     "InterruptedEvent",
+    "OutputChunkEvent",
     "PostActingEvent",
     "PostCallEvent",
     "PostReasoningEvent",
@@ -173,6 +175,24 @@ class ReasoningChunkEvent(BaseEvent):
     """The position of the block it belongs to in the response."""
 
 
+class OutputChunkEvent(BaseEvent):
+    """The structured output so far, while its JSON streams (runs with an `output_type`).
+
+    It comes right after the `ReasoningChunkEvent` that moved the output on, inside that model
+    call's Pre/PostReasoning pair, and only when the partial output changed. The JSON is the
+    reply's text (native and prompted strategies) or the final-answer tool's arguments (tool
+    strategy). The validated output is `AgentResult.output`; a partial output is a preview.
+    """
+
+    type: Literal["output_chunk"] = "output_chunk"
+    partial: Any = None
+    """The output so far, an instance of `rxagent.output.partial_type(output_type)`: the same
+    shape with every field optional, `None` until its value starts; strings grow and lists
+    gain items as the JSON arrives. Serialized, it is the JSON of those fields."""
+    index: int = 0
+    """The position of the block the JSON streams in (as `ReasoningChunkEvent.index`)."""
+
+
 class PostReasoningEvent(BaseEvent):
     """After each model call. Hooks may change the response, or set `stop` to end the run.
 
@@ -245,7 +265,8 @@ class ErrorEvent(BaseEvent):
     message: str
     """What went wrong."""
     source: str = "agent"
-    """`"model"`, `"tool:<name>"`, `"hook:<name>"`, `"guard:<stage>"` or `"agent"`."""
+    """`"model"`, `"tool:<name>"`, `"hook:<name>"`, `"guard:<stage>"`, `"output"` (an answer
+    that did not validate as the `output_type`) or `"agent"`."""
     recoverable: bool = False
     """True when the run goes on after it."""
     exception: str | None = None
@@ -319,7 +340,8 @@ AgentEvent: TypeAlias = Annotated[
     | InterruptedEvent
     | ContextTrimmedEvent
     | RetryEvent
-    | CustomEvent,
+    | CustomEvent
+    | OutputChunkEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -341,5 +363,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     ContextTrimmedEvent,
     RetryEvent,
     CustomEvent,
+    OutputChunkEvent,
 )
 """Every built-in event class."""

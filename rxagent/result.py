@@ -6,8 +6,8 @@ from typing import Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rxagent.errors import AgentRunError, ErrorCode, error_class_for
-from rxagent.messages import Msg
+from rxagent.errors import AgentRunError, ErrorCode, OutputInvalidError, error_class_for
+from rxagent.messages import FrozenJsonDict, Msg
 from rxagent.models.base import Usage
 
 __all__ = ["AgentError", "AgentResult", "StopReason"]
@@ -40,10 +40,36 @@ class AgentError(BaseModel):
     """Where it happened: `"model"`, `"tool:<name>"`, `"hook:<name>"`, `"guard:<stage>"`, ..."""
     exception: str | None = None
     """The type name of the underlying exception, when there was one."""
+    raw_output: str | None = None
+    """For `OUTPUT_INVALID`: the last answer as the model sent it (text or tool arguments)."""
+    output_errors: tuple[FrozenJsonDict, ...] = ()
+    """For `OUTPUT_INVALID`: what was wrong with it (`type`, `loc`, `msg` per problem)."""
 
     def to_exception(self) -> AgentRunError:
-        """Return the typed exception for this failure (not raised)."""
-        return error_class_for(self.code)(self.message, source=self.source)
+        """Return the typed exception for this failure (not raised).
+
+        Example:
+            ```python
+            from rxagent.errors import ErrorCode, OutputInvalidError
+            from rxagent.result import AgentError
+
+            error = AgentError(
+                code=ErrorCode.OUTPUT_INVALID, message="bad", raw_output="{",
+                output_errors=({"type": "json_invalid", "loc": [], "msg": "EOF"},),
+            )
+            exc = error.to_exception()
+            assert isinstance(exc, OutputInvalidError) and exc.raw_output == "{"
+            ```
+        """
+        cls = error_class_for(self.code)
+        if issubclass(cls, OutputInvalidError):
+            return cls(
+                self.message,
+                source=self.source,
+                raw_output=self.raw_output,
+                errors=self.output_errors,
+            )
+        return cls(self.message, source=self.source)
 
 
 class AgentResult(BaseModel, Generic[OutputT]):

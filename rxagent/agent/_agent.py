@@ -17,6 +17,7 @@ from rxagent.agent._support import (
     check_output_type,
     coerce_deps,
     coerce_input,
+    plan_output,
     resolve_model,
     running_loop,
 )
@@ -26,6 +27,7 @@ from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, ModelOptions
+from rxagent.output import OUTPUT_STRATEGIES, OutputStrategy
 from rxagent.state import (
     AgentState,
     InMemoryStore,
@@ -75,6 +77,13 @@ class ReActAgent:
         checkpoint: When state is saved: `"run"` at the end of each run, `"step"` also after
             every completed step (tool results in), `"auto"` (default) `"step"` for a persistent
             store and `"run"` for the in-memory one.
+        output_type: The structured output of every run (a pydantic model, dataclass,
+            TypedDict, `list[...]`, union, `str` or `int`); a call's `output_type` wins. See
+            "Structured output" in the docs.
+        output_strategy: How the output is asked for: `"auto"` (from the model's
+            capabilities), `"native"`, `"tool"` or `"prompted"`; a call's wins.
+        max_output_retries: How often an answer that does not validate is sent back to the
+            model with the errors before the run fails with `OUTPUT_INVALID`.
 
     Example:
         ```python
@@ -120,6 +129,9 @@ class ReActAgent:
         interrupt_tools: Literal["cancel", "wait"] = "cancel",
         lease_ttl_s: float = 30.0,
         checkpoint: Literal["auto", "step", "run"] = "auto",
+        output_type: object | None = None,
+        output_strategy: OutputStrategy = "auto",
+        max_output_retries: int = 2,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError(
@@ -138,6 +150,9 @@ class ReActAgent:
             raise ConfigurationError(
                 f"checkpoint must be 'auto', 'step' or 'run', got {checkpoint!r}"
             )
+        check_int("max_output_retries", max_output_retries, optional=False, minimum=0)
+        _check_strategy(output_strategy)
+        check_output_type(output_type)
         self.name = name
         self.sys_prompt = sys_prompt
         self.model = resolve_model(model)
@@ -164,6 +179,9 @@ class ReActAgent:
         self.interrupt_tools = interrupt_tools
         self.lease_ttl_s = lease_ttl_s
         self.checkpoint: Literal["auto", "step", "run"] = checkpoint
+        self.output_type = output_type
+        self.output_strategy: OutputStrategy = output_strategy
+        self.max_output_retries = max_output_retries
         self._tails: dict[str, Run] = {}
         self._running: dict[str, Run] = {}
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -186,6 +204,7 @@ class ReActAgent:
         options: ModelOptions | None = None,
         deps: Deps = None,
         output_type: object | None = None,
+        output_strategy: OutputStrategy | None = None,
         queue: bool = False,
     ) -> Observable[BaseEvent]:
         """Return the run as a cold Observable: each subscription is one run.
@@ -215,7 +234,16 @@ class ReActAgent:
             ```
         """
         return run_observable(
-            lambda: self._new_run(msg, session_id, model, options, deps, output_type, queue, None)
+            lambda: self._new_run(
+                msg,
+                session_id,
+                model,
+                options,
+                deps,
+                (output_type, output_strategy),
+                queue,
+                None,
+            )
         )
 
     def events(
@@ -227,6 +255,7 @@ class ReActAgent:
         options: ModelOptions | None = None,
         deps: Deps = None,
         output_type: object | None = None,
+        output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         buffer: int = _DEFAULT_EVENT_BUFFER,
     ) -> AsyncIterator[BaseEvent]:
@@ -260,7 +289,14 @@ class ReActAgent:
         return bounded_events(
             lambda gate: run_observable(
                 lambda: self._new_run(
-                    msg, session_id, model, options, deps, output_type, queue, gate
+                    msg,
+                    session_id,
+                    model,
+                    options,
+                    deps,
+                    (output_type, output_strategy),
+                    queue,
+                    gate,
                 )
             ),
             buffer,
@@ -275,6 +311,7 @@ class ReActAgent:
         options: ModelOptions | None = None,
         deps: Deps = None,
         output_type: object | None = None,
+        output_strategy: OutputStrategy | None = None,
         queue: bool = False,
     ) -> AgentResult[Any]:
         """Run to the end and return the `AgentResult` (failures are in `result.error`).
@@ -286,7 +323,14 @@ class ReActAgent:
         return await final_result(
             run_observable(
                 lambda: self._new_run(
-                    msg, session_id, model, options, deps, output_type, queue, None
+                    msg,
+                    session_id,
+                    model,
+                    options,
+                    deps,
+                    (output_type, output_strategy),
+                    queue,
+                    None,
                 )
             )
         )
@@ -483,12 +527,14 @@ class ReActAgent:
         model: ChatModel | str | None,
         options: ModelOptions | None,
         deps: Deps,
-        output_type: object | None,
+        output: tuple[object | None, OutputStrategy | None],
         queue: bool,
         gate: asyncio.Event | None,
     ) -> Run:
         inputs = coerce_input(msg)
-        check_output_type(output_type)
+        output_type = self.output_type if output[0] is None else output[0]
+        strategy = self.output_strategy if output[1] is None else output[1]
+        _check_strategy(strategy)
         if not isinstance(session_id, str) or not session_id:
             raise ConfigurationError("session_id must be a non-empty str")
         loop = running_loop()
@@ -500,15 +546,26 @@ class ReActAgent:
         tail = self._tails.get(session_id)
         if tail is not None and not queue:
             raise SessionBusyError(self.name, session_id)
+        chat_model = self.model if model is None else self._call_model(model)
+        run_options = self.options.merged(options)
+        plan = plan_output(
+            output_type,
+            strategy,
+            model=chat_model,
+            options=run_options,
+            tool_names=self.toolkit.names(),
+            has_tools=bool(len(self.toolkit)) and self.max_tool_calls != 0,
+        )
         ctx = RunContext(
             agent=self.name,
             session_id=session_id,
-            model=self.model if model is None else self._call_model(model),
-            options=self.options.merged(options),
+            model=chat_model,
+            options=run_options,
             deps=coerce_deps(deps),
             output_type=output_type,
             path=(self.name,),
             loop=loop,
+            output_plan=plan,
         )
         run = Run(self, ctx, inputs, gate=gate, queue=queue)
         if tail is not None:
@@ -544,3 +601,11 @@ class ReActAgent:
     def _track(self, task: asyncio.Task[Any]) -> None:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _check_strategy(strategy: object) -> None:
+    if strategy not in OUTPUT_STRATEGIES:
+        raise ConfigurationError(
+            f"output_strategy must be one of {', '.join(map(repr, OUTPUT_STRATEGIES))}, "
+            f"got {strategy!r}"
+        )

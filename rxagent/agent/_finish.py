@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter, ValidationError
-
+from rxagent.agent._output import final_output, read_reply, record_failure
 from rxagent.errors import (
     ConcurrentModificationError,
     ErrorCode,
@@ -18,6 +17,7 @@ from rxagent.events import (
     PostCallEvent,
 )
 from rxagent.messages import Msg
+from rxagent.output import ParsedOutput
 from rxagent.result import AgentError, AgentResult
 from rxagent.state import pair_tool_calls
 
@@ -39,7 +39,7 @@ async def finish_run(run: Run) -> None:
     reply = run.reply or _fallback_reply(run)
     output: Any = None
     if run.error is None and ctx.output_type is not None:
-        output = await _validate_output(run, reply)
+        output = await final_output(run, reply)
     error = run.error
     result = AgentResult[Any](
         reply=reply,
@@ -65,13 +65,16 @@ async def finish_run(run: Run) -> None:
     if post.reply is not reply:
         result = result.model_copy(update={"reply": post.reply})
         if result.ok and ctx.output_type is not None:  # the output is read from the final reply
-            value, problem = _parse_output(ctx.output_type, post.reply)
-            if problem is None:
-                result = result.model_copy(update={"output": value})
+            outcome = read_reply(run, post.reply)
+            if isinstance(outcome, ParsedOutput):
+                result = result.model_copy(update={"output": outcome.value})
             else:
+                problem = f"the edited reply does not validate:\n{outcome.summary()}"
                 result = _failed_result(
-                    run, result, ErrorCode.OUTPUT_INVALID, problem, "agent", ValueError(problem)
+                    run, result, ErrorCode.OUTPUT_INVALID, problem, "output", ValueError(problem)
                 )
+                record_failure(run, outcome)
+                result = result.model_copy(update={"error": run.error, "output": None})
         post = PostCallEvent._construct({**post.__dict__, "result": result})
         if ctx._memory and ctx._memory[-1].id == reply.id:
             ctx._memory[-1] = post.reply
@@ -114,25 +117,6 @@ def _failed_result(
     run.error = AgentError(code=code, message=message, source=source, exception=type(exc).__name__)
     run.stop_reason = "error"
     return result.model_copy(update={"ok": False, "error": run.error, "stop_reason": "error"})
-
-
-def _parse_output(output_type: object, reply: Msg) -> tuple[Any, str | None]:
-    """The reply validated as `output_type`, or None and what is wrong with it."""
-    if output_type is str:
-        return reply.text, None
-    try:
-        return TypeAdapter[Any](cast("Any", output_type)).validate_json(reply.text), None
-    except ValidationError as exc:
-        name = getattr(output_type, "__name__", output_type)
-        errors = exc.errors(include_url=False)
-        return None, f"the reply does not validate as {name}: {len(errors)} error(s): {errors}"
-
-
-async def _validate_output(run: Run, reply: Msg) -> Any:
-    value, problem = _parse_output(run.ctx.output_type, reply)
-    if problem is not None:
-        await run.fail(ErrorCode.OUTPUT_INVALID, problem, source="agent")
-    return value
 
 
 def _fallback_reply(run: Run) -> Msg:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from rxagent.hooks import Hook
     from rxagent.messages import Msg, ToolUseBlock
 from rxagent.agent._finish import finish_run
+from rxagent.agent._output import UNSET
 from rxagent.agent._steps import PHASES
 
 __all__ = ["Checkpoint", "EventT", "Phase", "Run"]
@@ -123,6 +124,8 @@ class Run:
         self.stop_reason: StopReason = "no_tool_calls"
         self.error: AgentError | None = None
         self.reply: Msg | None = None
+        self.output: Any = UNSET  # the validated structured output, once an answer passed
+        self.output_retries = 0
         self.interrupt_checkpoint: Checkpoint | None = None
         self.lease_renewed_at = 0.0
         self.following: Phase | None = None

@@ -16,6 +16,7 @@ from rxagent.errors import (
 )
 from rxagent.events import (
     ErrorEvent,
+    OutputChunkEvent,
     PostReasoningEvent,
     PreCallEvent,
     PreReasoningEvent,
@@ -23,6 +24,7 @@ from rxagent.events import (
 )
 from rxagent.messages import Msg, ToolUseBlock
 from rxagent.models.base import ResponseBuilder, Usage
+from rxagent.output import NO_PARTIAL, OutputStream
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from rxagent.agent.context import RunContext
 
 from rxagent.agent._acting import act
+from rxagent.agent._output import check_answer
 
 __all__ = ["PHASES"]
 
@@ -70,6 +73,9 @@ async def _start(run: Run) -> Phase:
             raise UnknownRunError(
                 f"the sys_prompt function raised {type(exc).__name__}: {exc}", source="sys_prompt"
             ) from exc
+    plan = ctx.output_plan
+    if plan is not None:
+        prompt = plan.system_prompt(prompt)
     if prompt:
         run.system_msg = Msg.system(prompt)
     return "step"
@@ -111,8 +117,12 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
         messages = (run.system_msg, *messages)
     ctx._request_bound = (messages, run.bound_request(messages))
     tools = () if final or run.tools_withdrawn else agent.toolkit.schemas()
+    options = ctx.options
+    plan = ctx.output_plan
+    if plan is not None:  # the final-answer tool, the response format, the tool choice
+        tools, options = plan.request(tools, options)
     pre = ctx._make(
-        PreReasoningEvent, messages=messages, tools=tools, options=ctx.options, model=ctx.model.name
+        PreReasoningEvent, messages=messages, tools=tools, options=options, model=ctx.model.name
     )
     pre = await run.publish(pre)  # a Reject ends the run (see Run._run_phase)
     if _stop_requested(ctx):  # asked to stop while the PreReasoning hooks ran: no model call
@@ -124,12 +134,16 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
     post = ctx._make(PostReasoningEvent, response=response, usage=usage, stop=False)
     post = await run.publish(post)
     response = post.response
-    ctx._memory.append(response)
+    ctx._memory.append(response if plan is None else plan.remembered(response))
     ctx.last_response = response
     calls = response.tool_calls
     if post.stop:
         run.stop_reason = "hook_stop"
         return run.end_step("finish")
+    if plan is not None:
+        answered = await check_answer(run, response, final=final)
+        if answered is not None:
+            return answered
     if calls:
         if final:  # the last answer must be text; its calls are paired when the run finishes
             if not response.text:
@@ -197,6 +211,8 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
     stream = ctx.model.stream(list(pre.messages), list(pre.tools), pre.options)
     iterator = stream.__aiter__()
     start_drainer = run.start_drainer
+    output = _output_stream(ctx)
+    output_at = 0
     try:
         while True:
             run.awaiting_model = True
@@ -215,21 +231,8 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
                 if not run.absorb_interrupt_cancel():
                     raise
                 return await run.interrupted("chunk")
-            except AgentRunError as exc:
-                await run.join_drainer()  # what it emitted (retries) comes before the failure
-                if exc.recoverable and builder.started and run.stream_restarts < MAX_RESTARTS:
-                    return await _restart_step(run, exc)
-                return await run.fail(
-                    exc.code, str(exc), source="model", exception=exc, recoverable=False
-                )
             except Exception as exc:
-                await run.join_drainer()
-                return await run.fail(
-                    ErrorCode.PROVIDER_ERROR,
-                    f"the model {ctx.model.name!r} failed: {type(exc).__name__}: {exc}",
-                    source="model",
-                    exception=exc,
-                )
+                return await _model_failed(run, builder, exc)
             finally:
                 run.awaiting_model = False
                 ctx._on_pending = None
@@ -237,6 +240,11 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
                 return await run.interrupted("chunk")
             if position >= 0:
                 await publish(make(ReasoningChunkEvent, delta=delta, index=position))
+                if output is not None:
+                    output_at = position
+                    await _publish_partial(run, output.feed(delta), position)
+        if output is not None:  # the end of the text completes a top-level number
+            await _publish_partial(run, output.close(), output_at)
     finally:
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
@@ -248,6 +256,32 @@ async def _reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | Phase
         usage = usage + Usage(requests=1)
     ctx.usage = ctx.usage + usage
     return builder.build(), usage
+
+
+async def _model_failed(run: Run, builder: ResponseBuilder, exc: Exception) -> Phase:
+    """The model stream raised: restart the step (a recoverable break mid-stream), or fail."""
+    await run.join_drainer()  # what it emitted (retries) comes before the failure
+    if isinstance(exc, AgentRunError):
+        if exc.recoverable and builder.started and run.stream_restarts < MAX_RESTARTS:
+            return await _restart_step(run, exc)
+        return await run.fail(exc.code, str(exc), source="model", exception=exc, recoverable=False)
+    return await run.fail(
+        ErrorCode.PROVIDER_ERROR,
+        f"the model {run.ctx.model.name!r} failed: {type(exc).__name__}: {exc}",
+        source="model",
+        exception=exc,
+    )
+
+
+def _output_stream(ctx: RunContext) -> OutputStream | None:
+    plan = ctx.output_plan
+    return OutputStream(plan) if plan is not None else None
+
+
+async def _publish_partial(run: Run, partial: Any, index: int) -> None:
+    """Publish an `OutputChunkEvent` when the partial output changed."""
+    if partial is not NO_PARTIAL:
+        await run.publish(run.ctx._make(OutputChunkEvent, partial=partial, index=index))
 
 
 MAX_RESTARTS: Final = 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias, cast
@@ -10,8 +11,10 @@ from typing import Any, Final, TypeAlias, cast
 from pydantic import TypeAdapter
 
 from rxagent.errors import ConfigurationError, InvalidInputError
+from rxagent.formatters.base import Capabilities, capabilities_for
 from rxagent.messages import Msg
-from rxagent.models.base import ChatModel
+from rxagent.models.base import ChatModel, ModelOptions
+from rxagent.output import OutputPlan, OutputStrategy, json_schema_for, resolve_output
 
 __all__ = [
     "Deps",
@@ -19,6 +22,8 @@ __all__ = [
     "check_output_type",
     "coerce_deps",
     "coerce_input",
+    "model_capabilities",
+    "plan_output",
     "resolve_model",
     "running_loop",
 ]
@@ -98,7 +103,7 @@ class LoopThread:
 
 
 def check_output_type(output_type: object) -> None:
-    """Refuse, before any model call, an `output_type` that cannot be validated from JSON.
+    """Refuse an `output_type` that cannot be validated from JSON or described as a schema.
 
     Raises:
         InvalidInputError: Naming the type and what is accepted.
@@ -112,6 +117,77 @@ def check_output_type(output_type: object) -> None:
             f"output_type={output_type!r} cannot be validated from JSON ({type(exc).__name__}); "
             "pass a pydantic model, a dataclass, a TypedDict, list[...], a union, str or int"
         ) from exc
+    try:
+        json_schema_for(output_type)
+    except ConfigurationError as exc:
+        raise InvalidInputError(f"bad output_type: {exc}") from exc
+
+
+def model_capabilities(model: ChatModel, options: ModelOptions) -> Capabilities | None:
+    """What `model` can do for a request with `options` (its own default options merged under).
+
+    An HTTP client answers through its formatter; another model may have a `capabilities`
+    attribute (the test models do); None when it says nothing.
+    """
+    defaults = getattr(model, "options", None)
+    if isinstance(defaults, ModelOptions):
+        options = defaults.merged(options)
+    formatter = getattr(model, "formatter", None)
+    return capabilities_for(formatter if formatter is not None else model, options)
+
+
+def plan_output(
+    output_type: object,
+    strategy: OutputStrategy,
+    *,
+    model: ChatModel,
+    options: ModelOptions,
+    tool_names: tuple[str, ...],
+    has_tools: bool,
+) -> OutputPlan | None:
+    """The run's output plan (None without an output type, or for `str`).
+
+    Raises:
+        InvalidInputError: The type has no JSON schema, or the strategy does not fit the model
+            or the options.
+    """
+    if output_type is None or output_type is str:
+        return None
+    check_output_type(output_type)
+    capabilities = model_capabilities(model, options)
+    key = (output_type, strategy, capabilities, options.response_format is None, has_tools)
+    try:
+        return _cached_plan(*key, tool_names)
+    except TypeError:  # an unhashable output type: no cache
+        return _plan(*key, tool_names)
+
+
+def _plan(
+    output_type: object,
+    strategy: OutputStrategy,
+    capabilities: Capabilities | None,
+    no_response_format: bool,
+    has_tools: bool,
+    tool_names: tuple[str, ...],
+) -> OutputPlan:
+    options = ModelOptions() if no_response_format else _WITH_RESPONSE_FORMAT
+    try:
+        return resolve_output(
+            output_type,
+            strategy=strategy,
+            capabilities=capabilities,
+            options=options,
+            has_tools=has_tools,
+            tool_names=tool_names,
+        )
+    except InvalidInputError:
+        raise
+    except ConfigurationError as exc:
+        raise InvalidInputError(f"output_type={output_type!r}: {exc}") from exc
+
+
+_cached_plan: Final = functools.lru_cache(maxsize=256)(_plan)
+_WITH_RESPONSE_FORMAT: Final = ModelOptions(response_format={"type": "json_object"})
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable, Mapping
 
+    from rxagent.output import OutputPlan
     from rxagent.state import AgentState
 
 __all__ = ["RunContext", "current_run"]
@@ -85,6 +86,8 @@ class RunContext:
         options: The run's base `ModelOptions`.
         deps: Objects injected into tools by type.
         output_type: The requested structured output type, if any.
+        output_plan: How the run asks for and reads that output (`rxagent.output.OutputPlan`:
+            the strategy chosen and why, the schema sent); None without an output type.
         step: The current ReAct iteration (from 0).
         usage: Usage of this run so far.
         tools_used: Names of the tools called so far.
@@ -102,6 +105,7 @@ class RunContext:
         output_type: object | None,
         path: tuple[str, ...],
         loop: asyncio.AbstractEventLoop,
+        output_plan: OutputPlan | None = None,
     ) -> None:
         self.agent = agent
         self.session_id = session_id
@@ -111,6 +115,7 @@ class RunContext:
         self.options = options
         self.deps: Mapping[type[Any], object] = deps
         self.output_type = output_type
+        self.output_plan = output_plan
         self.step = 0
         self.usage = Usage()
         self.tools_used: list[str] = []

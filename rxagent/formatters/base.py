@@ -58,7 +58,10 @@ __all__ = [
     "Capabilities",
     "FinishReason",
     "Formatter",
+    "OutputMode",
+    "SchemaDialect",
     "StreamParser",
+    "capabilities_for",
     "excerpt",
     "json_body",
     "malformed",
@@ -91,6 +94,22 @@ FINISH_REASONS: Final[frozenset[str]] = frozenset(
 EXCERPT_CHARS: Final = 300
 """How much of a provider's body an error carries."""
 
+OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
+"""How a provider is asked for structured output (see `rxagent.output`):
+
+- `"native"`: the provider's own JSON-schema mode (`ModelOptions.response_format`);
+- `"tool"`: a final-answer tool whose arguments are the output;
+- `"prompted"`: the schema in the system prompt, the answer read from the reply's text.
+"""
+
+SchemaDialect: TypeAlias = Literal["json_schema", "openai_strict", "gemini"]
+"""The JSON-schema rules a provider's native mode and tool parameters follow.
+
+- `"json_schema"`: JSON Schema as pydantic writes it;
+- `"openai_strict"`: OpenAI strict mode (`rxagent.output.openai_strict_schema`);
+- `"gemini"`: Gemini's documented subset (`rxagent.output.gemini_schema`).
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Capabilities:
@@ -115,6 +134,45 @@ class Capabilities:
     """A native structured-output mode that takes a JSON schema."""
     supports_tool_choice_required: bool = False
     """Forcing the model to call some tool (`tool_choice="required"`)."""
+    supports_named_tool_choice: bool = False
+    """Forcing the model to call one named tool (`tool_choice="<name>"`)."""
+    supports_strict_tools: bool = False
+    """Tool arguments held to the tool's schema exactly (`ToolSchema.strict`)."""
+    supports_json_schema_with_tools: bool = False
+    """The native structured-output mode works in a request that also offers tools."""
+    json_schema_dialect: SchemaDialect = "json_schema"
+    """The JSON-schema rules of the native mode and of tool parameters."""
+    preferred_output: OutputMode = "prompted"
+    """The structured-output strategy `output_strategy="auto"` starts from."""
+
+
+def capabilities_for(formatter: object, options: ModelOptions) -> Capabilities | None:
+    """Return what `formatter` can do for a request with `options`, or None when unknown.
+
+    Some capabilities depend on the request: Anthropic refuses a forced tool choice while
+    extended thinking is on, and OpenAI holds tools to their schema only without parallel tool
+    calls. A formatter with such rules has a `capabilities_for(options)` method; any other
+    formatter's `capabilities` hold for every request. An object with neither gives None.
+
+    Example:
+        ```python
+        from rxagent.formatters.anthropic import AnthropicFormatter
+        from rxagent.formatters.base import capabilities_for
+        from rxagent.models import ModelOptions
+
+        fmt = AnthropicFormatter()
+        assert capabilities_for(fmt, ModelOptions()).supports_tool_choice_required
+        thinking = ModelOptions(extra={"thinking": {"type": "enabled", "budget_tokens": 2048}})
+        assert not capabilities_for(fmt, thinking).supports_tool_choice_required
+        assert capabilities_for(object(), ModelOptions()) is None
+        ```
+    """
+    method = getattr(formatter, "capabilities_for", None)
+    if callable(method):
+        found = method(options)
+        return found if isinstance(found, Capabilities) else None
+    found = getattr(formatter, "capabilities", None)
+    return found if isinstance(found, Capabilities) else None
 
 
 class StreamParser(Protocol[E_contra]):
@@ -153,6 +211,10 @@ class Formatter(Protocol[E_contra]):
     finish reason, and a body `parse` refuses raises the same typed error. Without it (or when a
     subclass overrides `parse` below the class that defines it) the clients use
     `response_to_deltas(parse(body))`. The OpenAI and DashScope formatters have it.
+
+    A formatter whose capabilities depend on the request (extended thinking, parallel tool
+    calls) also has `capabilities_for(options: ModelOptions) -> Capabilities`; read them with
+    `capabilities_for(formatter, options)`, which falls back to `capabilities`.
 
     Attributes:
         provider: The provider's name, as used in `"provider:model"` strings.

@@ -115,6 +115,9 @@ class ToolSchema(_Frozen):
         default_factory=lambda: FrozenDict({"type": "object", "properties": FrozenDict()})
     )
     """The JSON schema of the arguments object."""
+    strict: bool = False
+    """Ask the provider to hold the arguments to `parameters` exactly (OpenAI `strict`; the
+    schema must follow OpenAI's strict rules). Providers without the switch ignore it."""
 
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | str

@@ -6,6 +6,7 @@ schema into the subset a provider accepts; they are pure and never change their 
 - `openai_strict_schema`: OpenAI structured outputs in strict mode (`response_format` with
   `"strict": true`). The root is wrapped in an object when it is not one (see `ProviderSchema`).
 - `gemini_schema`: Gemini's `responseJsonSchema` (JSON Schema, `$ref`/`$defs` kept).
+- `object_root`: any schema with an object at the root, for tool parameters.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
+    "GEMINI_KEYWORDS",
     "WRAPPED_VALUE_KEY",
     "ProviderSchema",
     "gemini_schema",
     "json_schema_for",
+    "object_root",
     "openai_strict_schema",
 ]
 
@@ -63,8 +66,33 @@ _OPENAI_DROPPED_KEYS: Final = frozenset(
 _OPENAI_STRING_FORMATS: Final = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )
-# `discriminator` is an OpenAPI keyword, not JSON Schema; `$schema` is not needed by Gemini.
-_GEMINI_DROPPED_KEYS: Final = frozenset({"$schema", "discriminator"})
+GEMINI_KEYWORDS: Final = frozenset(
+    {
+        "$id",
+        "$defs",
+        "$ref",
+        "$anchor",
+        "type",
+        "format",
+        "title",
+        "description",
+        "enum",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "oneOf",
+        "properties",
+        "additionalProperties",
+        "required",
+        "propertyOrdering",
+    }
+)
+"""The keywords Gemini's `responseJsonSchema` supports, as the google-genai SDK documents them
+(`GenerateContentConfig.response_json_schema`); `gemini_schema` drops every other one."""
 
 
 @final
@@ -216,25 +244,10 @@ def openai_strict_schema(schema: dict[str, Any]) -> ProviderSchema:
         assert openai_strict_schema(json_schema_for(int)).wrapped
         ```
     """
-    result = copy.deepcopy(schema)
-    defs = result.get("$defs", {})
-    root_ref = result.get("$ref")
-    if isinstance(root_ref, str) and root_ref.startswith("#/$defs/"):
-        # the root must be an object itself, not a reference to one
-        target = defs.get(root_ref.removeprefix("#/$defs/"), {})
-        del result["$ref"]
-        result = {**copy.deepcopy(target), **result}
+    result = _inline_root_ref(copy.deepcopy(schema))
     wrapped = not _is_object(result)
     if wrapped:
-        hoisted = result.pop("$defs", None)
-        result = {
-            "type": "object",
-            "properties": {WRAPPED_VALUE_KEY: result},
-            "required": [WRAPPED_VALUE_KEY],
-            "additionalProperties": False,
-        }
-        if hoisted is not None:
-            result["$defs"] = hoisted
+        result = _wrap(result)
     _walk(result, _openai_node, path="#")
     return ProviderSchema(schema=result, wrapped=wrapped)
 
@@ -242,16 +255,18 @@ def openai_strict_schema(schema: dict[str, Any]) -> ProviderSchema:
 def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Rewrite a JSON schema for Gemini's `generationConfig.responseJsonSchema`.
 
-    Gemini accepts JSON Schema there, including `$ref`/`$defs`, `anyOf`, `enum`, `items`,
-    `prefixItems`, `additionalProperties` and `required`, and a non-object root, so the
-    rewrite is small and conservative:
+    Gemini takes JSON Schema there (and in `parametersJsonSchema`), `$ref`/`$defs` and a
+    non-object root included, but only the keywords in `GEMINI_KEYWORDS`. The rewrite follows the
+    rules the google-genai SDK documents:
 
-    - `const` becomes a one-value `enum` (Gemini documents `enum`, not `const`);
-    - `oneOf` becomes `anyOf` (for pydantic's discriminated unions the branches are disjoint,
-      so the meaning is the same);
-    - `discriminator` (OpenAPI, not JSON Schema) and `$schema` are dropped.
-
-    Everything else is kept as pydantic wrote it.
+    - `const` becomes a one-value `enum`, `oneOf` becomes `anyOf` (pydantic's discriminated
+      unions have disjoint branches, so the meaning is the same);
+    - `enum` is kept only when every value is a string or a number (the documented kinds);
+    - a `$ref` takes no sibling keywords but `$`-ones: the siblings stay and the reference moves
+      into a one-branch `anyOf`;
+    - every other keyword is dropped (`default`, `discriminator`, `minLength`, `pattern`,
+      `exclusiveMinimum`, `uniqueItems`, ...): they only narrow what the output may be, and the
+      answer is validated against the full type anyway.
 
     Args:
         schema: A JSON schema, e.g. from `json_schema_for`. It is not modified.
@@ -272,6 +287,58 @@ def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
     result = copy.deepcopy(schema)
     _walk(result, _gemini_node, path="#")
     return result
+
+
+def object_root(schema: dict[str, Any]) -> ProviderSchema:
+    """Return `schema` with an object at its root, as tool parameters need.
+
+    A root `$ref` is inlined; any other non-object root is wrapped in
+    `{"type": "object", "properties": {"value": ...}, "required": ["value"]}` (its `$defs` move to
+    the wrapper) and `ProviderSchema.wrapped` is set. Nothing else changes.
+
+    Args:
+        schema: A JSON schema. It is not modified.
+
+    Returns:
+        The schema, an object at the root, and whether it was wrapped.
+
+    Example:
+        ```python
+        from rxagent.output._schema import json_schema_for, object_root
+
+        ps = object_root(json_schema_for(list[int]))
+        assert ps.wrapped and ps.schema["required"] == ["value"]
+        assert not object_root({"type": "object", "properties": {}}).wrapped
+        ```
+    """
+    result = _inline_root_ref(copy.deepcopy(schema))
+    wrapped = not _is_object(result)
+    if wrapped:
+        result = _wrap(result)
+    return ProviderSchema(schema=result, wrapped=wrapped)
+
+
+def _inline_root_ref(result: dict[str, Any]) -> dict[str, Any]:
+    """The root must be an object itself, not a reference to one (recursive models have one)."""
+    root_ref = result.get("$ref")
+    if isinstance(root_ref, str) and root_ref.startswith("#/$defs/"):
+        target = result.get("$defs", {}).get(root_ref.removeprefix("#/$defs/"), {})
+        del result["$ref"]
+        result = {**copy.deepcopy(target), **result}
+    return result
+
+
+def _wrap(result: dict[str, Any]) -> dict[str, Any]:
+    hoisted = result.pop("$defs", None)
+    wrapper: dict[str, Any] = {
+        "type": "object",
+        "properties": {WRAPPED_VALUE_KEY: result},
+        "required": [WRAPPED_VALUE_KEY],
+        "additionalProperties": False,
+    }
+    if hoisted is not None:
+        wrapper["$defs"] = hoisted
+    return wrapper
 
 
 def _is_object(node: dict[str, Any]) -> bool:
@@ -329,7 +396,16 @@ def _common_rewrites(node: dict[str, Any], dropped: frozenset[str]) -> None:
 
 def _gemini_node(node: dict[str, Any], path: str) -> None:
     del path
-    _common_rewrites(node, _GEMINI_DROPPED_KEYS)
+    _common_rewrites(node, frozenset(node.keys() - GEMINI_KEYWORDS - {"const"}))
+    enum = node.get("enum")
+    if isinstance(enum, list) and not all(_gemini_enum_value(v) for v in enum):
+        del node["enum"]
+    if "$ref" in node and any(not key.startswith("$") for key in node):
+        node["anyOf"] = [{"$ref": node.pop("$ref")}, *node.get("anyOf", [])]
+
+
+def _gemini_enum_value(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def _openai_node(node: dict[str, Any], path: str) -> None:

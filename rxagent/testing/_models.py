@@ -10,12 +10,15 @@ import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, final
+from typing import TYPE_CHECKING, Any, TypeAlias, final
 
 from rxagent.errors import ProviderError
-from rxagent.messages import Block, Msg
+from rxagent.messages import Block, Msg, thaw
 from rxagent.models.base import FinishDelta, ModelDelta, ModelOptions, ToolSchema, UsageDelta
 from rxagent.testing._builders import PreparedTurn, Turn, prepare_turn
+
+if TYPE_CHECKING:
+    from rxagent.formatters.base import Capabilities
 
 __all__ = [
     "FunctionModel",
@@ -61,6 +64,24 @@ class ModelRequest:
     def tool_names(self) -> tuple[str, ...]:
         """The names of the tools offered, in order."""
         return tuple(t.name for t in self.tools)
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The requested `response_format` as plain JSON (the native structured-output mode).
+
+        Example:
+            ```python
+            from rxagent.messages import Msg
+            from rxagent.models import ModelOptions
+            from rxagent.testing import ModelRequest
+
+            options = ModelOptions(response_format={"type": "json_object"})
+            req = ModelRequest((Msg.user("hi"),), (), options)
+            assert req.response_format == {"type": "json_object"}
+            ```
+        """
+        found = self.options.response_format
+        return None if found is None else thaw(found)
 
 
 class ScriptExhaustedError(ProviderError):
@@ -134,6 +155,9 @@ class ScriptedModel:
         name: The model's name.
         context_window: The context window it declares (large, so trimming stays out of the way).
         delay: Seconds to sleep before each delta, to leave room for interrupts in tests.
+        capabilities: What the model claims to support, as a provider's formatter would (it
+            decides the structured-output strategy `"auto"` picks); None, the default, claims
+            nothing, so `"auto"` is `"prompted"` and every explicit strategy is accepted.
 
     Raises:
         TypeError: When `turns` is not a list of turns, or a turn is not a model response.
@@ -163,7 +187,15 @@ class ScriptedModel:
         ```
     """
 
-    __slots__ = ("_turns", "chunk_size", "context_window", "delay", "name", "requests")
+    __slots__ = (
+        "_turns",
+        "capabilities",
+        "chunk_size",
+        "context_window",
+        "delay",
+        "name",
+        "requests",
+    )
 
     def __init__(
         self,
@@ -173,6 +205,7 @@ class ScriptedModel:
         name: str = "scripted",
         context_window: int = 1_000_000,
         delay: float = 0.0,
+        capabilities: Capabilities | None = None,
     ) -> None:
         if isinstance(turns, str | Msg) or not isinstance(turns, Sequence):
             raise TypeError(
@@ -185,6 +218,7 @@ class ScriptedModel:
         self.context_window: int | None = context_window
         self.chunk_size = chunk_size
         self.delay = delay
+        self.capabilities = capabilities
         self._turns: tuple[PreparedTurn, ...] = tuple(
             prepare_turn(turn, chunk_size, where=f"turn #{i + 1} of the script")
             for i, turn in enumerate(turns)
@@ -247,6 +281,7 @@ class FunctionModel:
         chunk_size: Characters per text, thinking or tool-argument delta.
         name: The model's name.
         context_window: The context window it declares.
+        capabilities: What the model claims to support (see `ScriptedModel`).
 
     Example:
         ```python
@@ -275,7 +310,7 @@ class FunctionModel:
         ```
     """
 
-    __slots__ = ("_fn", "chunk_size", "context_window", "name", "requests")
+    __slots__ = ("_fn", "capabilities", "chunk_size", "context_window", "name", "requests")
 
     def __init__(
         self,
@@ -284,12 +319,14 @@ class FunctionModel:
         chunk_size: int = 8,
         name: str = "function",
         context_window: int = 1_000_000,
+        capabilities: Capabilities | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionModel needs a function, got {type(fn).__name__}")
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
         self._fn = fn
+        self.capabilities = capabilities
         self.name = name
         self.context_window: int | None = context_window
         self.chunk_size = chunk_size

@@ -11,6 +11,7 @@ The invariants (ARCHITECTURE section 3), each named in the error message when it
 | `exactly one PostCall, last` | the run ends with its only `PostCallEvent` |
 | `PreReasoning closed by exactly one PostReasoning` | before the next PreReasoning, PreActing or PostCall, unless an ErrorEvent ends the attempt |
 | `ReasoningChunk inside Pre/PostReasoning` | chunks only stream while a model call is open |
+| `OutputChunk inside Pre/PostReasoning` | partial outputs only while a model call is open |
 | `PreActing closed by exactly one PostActing` | with the same `tool_call.id`, before the next PreReasoning or PostCall |
 | `ActingChunk inside its call's Pre/PostActing` | progress only while that call is open |
 | `tool calls never interleave with reasoning` | no reasoning event while a tool call is open |
@@ -30,6 +31,7 @@ from rxagent.events import (
     BaseEvent,
     ErrorEvent,
     InterruptedEvent,
+    OutputChunkEvent,
     PostActingEvent,
     PostCallEvent,
     PostReasoningEvent,
@@ -51,6 +53,7 @@ PRE_CALL: Final = "exactly one PreCall, first"
 POST_CALL: Final = "exactly one PostCall, last"
 REASONING_PAIR: Final = "PreReasoning closed by exactly one PostReasoning"
 REASONING_CHUNK: Final = "ReasoningChunk inside Pre/PostReasoning"
+OUTPUT_CHUNK: Final = "OutputChunk inside Pre/PostReasoning"
 ACTING_PAIR: Final = "PreActing closed by exactly one PostActing"
 ACTING_CHUNK: Final = "ActingChunk inside its call's Pre/PostActing"
 NO_INTERLEAVE: Final = "tool calls never interleave with reasoning"
@@ -155,7 +158,10 @@ class _Checker:
         if isinstance(event, PreCallEvent):
             if position:
                 self.fail(PRE_CALL, "a second PreCall", position)
-        elif isinstance(event, PreReasoningEvent | ReasoningChunkEvent | PostReasoningEvent):
+        elif isinstance(
+            event,
+            PreReasoningEvent | ReasoningChunkEvent | OutputChunkEvent | PostReasoningEvent,
+        ):
             self.reasoning_event(position, event)
         elif isinstance(event, PreActingEvent):
             self.pre_acting(position, event)
@@ -194,6 +200,8 @@ class _Checker:
         if self.reasoning is None:
             if isinstance(event, ReasoningChunkEvent):
                 self.fail(REASONING_CHUNK, "no model call is open", position)
+            if isinstance(event, OutputChunkEvent):
+                self.fail(OUTPUT_CHUNK, "no model call is open", position)
             self.fail(REASONING_PAIR, "a PostReasoning without an open PreReasoning", position)
         if isinstance(event, PostReasoningEvent):
             self.reasoning = None

@@ -17,6 +17,7 @@ from rxagent.events import (
     CustomEvent,
     ErrorEvent,
     InterruptedEvent,
+    OutputChunkEvent,
     PostActingEvent,
     PostCallEvent,
     PostReasoningEvent,
@@ -270,7 +271,9 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
         {
             "code": st.sampled_from(ErrorCode),
             "message": words,
-            "source": st.sampled_from(("model", "agent", "tool:add", "hook:alpha", "guard:rate")),
+            "source": st.sampled_from(
+                ("model", "agent", "output", "tool:add", "hook:alpha", "guard:rate")
+            ),
             "recoverable": st.booleans(),
             "exception": st.none() | idents,
         }
@@ -303,6 +306,9 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
         }
     ),
     CustomEvent: lambda: st.fixed_dictionaries({"name": idents, "data": json_values()}),
+    OutputChunkEvent: lambda: st.fixed_dictionaries(
+        {"partial": json_values(), "index": small_ints}
+    ),
 }
 
 

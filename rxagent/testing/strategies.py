@@ -47,6 +47,7 @@ from rxagent.testing._strategies_messages import json_values as json_values
 from rxagent.testing._strategies_messages import messages as messages
 from rxagent.testing._strategies_messages import text_blocks as text_blocks
 from rxagent.testing._strategies_messages import tool_args as tool_args
+from rxagent.testing._strategies_output import output_models as output_models
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -66,6 +67,7 @@ __all__ = [
     "json_values",
     "messages",
     "model_options",
+    "output_models",
     "scripts",
     "text_blocks",
     "tool_args",

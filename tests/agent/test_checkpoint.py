@@ -50,13 +50,15 @@ async def test_persistent_store_is_saved_after_every_completed_step() -> None:
     store = RecordingStore()
     agent = ReActAgent("a", "", _three_step_model(), tools=[echo], store=store)
     result = await agent.call("go")
-    assert result.ok and result.text == "done"
+    assert result.ok
+    assert result.text == "done"
     # two tool steps checkpointed, then the save at the end of the run
     assert len(store.saved) == 3
     for state in store.saved[:2]:  # every checkpoint is pair-consistent
         calls = {c.id for m in state.memory for c in m.tool_calls}
         results = {r.id for m in state.memory for r in m.tool_results}
-        assert calls == results and state.memory[-1].role == "tool"
+        assert calls == results
+        assert state.memory[-1].role == "tool"
     assert [len(s.memory) for s in store.saved] == [3, 5, 6]
     assert [s.runs for s in store.saved] == [0, 0, 1]
 
@@ -85,7 +87,8 @@ async def test_a_failing_checkpoint_is_a_recoverable_error_and_the_run_goes_on()
     recorder = EventRecorder()
     agent = ReActAgent("a", "", _three_step_model(), tools=[echo], store=store, hooks=[recorder])
     result = await agent.call("go")
-    assert result.ok and result.text == "done"
+    assert result.ok
+    assert result.text == "done"
     errors = recorder.of_type(ErrorEvent)
     assert [(e.source, e.recoverable) for e in errors] == [("store", True)]
     assert "disk full" in errors[0].message
@@ -107,7 +110,8 @@ async def test_a_version_conflict_at_a_checkpoint_fails_the_run() -> None:
     agent = ReActAgent("a", "", FunctionModel(model), tools=[echo], store=store)
     result = await agent.call("go")
     assert not result.ok
-    assert result.error is not None and result.error.source == "store"
+    assert result.error is not None
+    assert result.error.source == "store"
     assert result.error.code is ErrorCode.UNKNOWN
 
 
@@ -125,7 +129,8 @@ async def test_interrupt_all_and_wait_idle() -> None:
         return "late"
 
     agent = ReActAgent("a", "", FunctionModel(slow))
-    assert agent.running_sessions() == () and agent.interrupt_all() == 0
+    assert agent.running_sessions() == ()
+    assert agent.interrupt_all() == 0
     assert await agent.wait_idle(timeout=0.01)
     tasks = [asyncio.create_task(agent.call("hi", session_id=s)) for s in ("s2", "s1")]
     await started.wait()

@@ -522,7 +522,8 @@ async def test_output_type_validates_the_reply():
     class Answer(BaseModel):
         value: int
 
-    agent = ReActAgent("a", "", ScriptedModel(['{"value": 3}', "not json"]))
+    # an invalid answer is sent back max_output_retries (2) times before the run fails
+    agent = ReActAgent("a", "", ScriptedModel(['{"value": 3}', "not json", "no", "still no"]))
     good = await agent.call(output_type=Answer)
     assert good.output == Answer(value=3)
     bad = await agent.call(output_type=Answer)

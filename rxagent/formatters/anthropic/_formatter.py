@@ -6,7 +6,9 @@ The work is done by one module per concern: `_request` (bodies, cache breakpoint
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final, final
 
 from rxagent.formatters.anthropic._constants import (
     DEFAULT_API_VERSION,
@@ -21,13 +23,16 @@ from rxagent.formatters.base import BaseFormatter, Capabilities
 from rxagent.models.framing import SSEEvent
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from rxagent.errors import AgentRunError
     from rxagent.messages import Msg
     from rxagent.models.base import ModelOptions, ModelResponse, ToolSchema
 
 __all__ = ["AnthropicFormatter"]
+
+THINKING_ON: Final = frozenset({"enabled", "adaptive"})
+"""The `extra["thinking"]["type"]` values that turn extended thinking on."""
 
 
 @final
@@ -112,7 +117,12 @@ class AnthropicFormatter(BaseFormatter[SSEEvent]):
         supports_tool_result_images=True,
         supports_json_schema=False,
         supports_tool_choice_required=True,
+        supports_named_tool_choice=True,
+        preferred_output="tool",
     )
+    """`capabilities_for` turns the forced tool choices off while extended thinking is on
+    (`extra["thinking"]` of type `"enabled"` or `"adaptive"`): Anthropic then accepts only
+    `tool_choice` `"auto"` or `"none"`."""
 
     def __init__(
         self, *, max_tokens: int = DEFAULT_MAX_TOKENS, api_version: str = DEFAULT_API_VERSION
@@ -121,6 +131,29 @@ class AnthropicFormatter(BaseFormatter[SSEEvent]):
             raise ValueError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
         self.max_tokens = max_tokens
         self.api_version = api_version
+
+    def capabilities_for(self, options: ModelOptions) -> Capabilities:
+        """Return the capabilities for a request with `options` (see `capabilities`).
+
+        Example:
+            ```python
+            from rxagent.formatters.anthropic import AnthropicFormatter
+            from rxagent.models import ModelOptions
+
+            fmt = AnthropicFormatter()
+            on = ModelOptions(extra={"thinking": {"type": "enabled", "budget_tokens": 1024}})
+            assert not fmt.capabilities_for(on).supports_named_tool_choice
+            assert fmt.capabilities_for(ModelOptions()).supports_named_tool_choice
+            ```
+        """
+        thinking = options.extra.get("thinking")
+        if isinstance(thinking, Mapping) and thinking.get("type") in THINKING_ON:
+            return replace(
+                self.capabilities,
+                supports_tool_choice_required=False,
+                supports_named_tool_choice=False,
+            )
+        return self.capabilities
 
     def format(
         self,

@@ -6,6 +6,7 @@ and the stream parser) and `_errors` (`error_from_response`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.formatters.base import BaseFormatter, Capabilities
@@ -36,6 +37,9 @@ _TEXT_CAPABILITIES: Final = Capabilities(
     supports_tool_result_images=False,
     supports_json_schema=True,
     supports_tool_choice_required=False,
+    supports_named_tool_choice=True,
+    json_schema_dialect="openai_strict",
+    preferred_output="tool",
 )
 _MULTIMODAL_CAPABILITIES: Final = Capabilities(
     supports_tools=True,
@@ -45,6 +49,9 @@ _MULTIMODAL_CAPABILITIES: Final = Capabilities(
     supports_tool_result_images=False,
     supports_json_schema=True,
     supports_tool_choice_required=False,
+    supports_named_tool_choice=True,
+    json_schema_dialect="openai_strict",
+    preferred_output="tool",
 )
 
 
@@ -98,6 +105,29 @@ class DashScopeFormatter(BaseFormatter[SSEEvent]):
     def __init__(self, *, multimodal: bool = False) -> None:
         self.multimodal = multimodal
         self.capabilities = _MULTIMODAL_CAPABILITIES if multimodal else _TEXT_CAPABILITIES
+
+    def capabilities_for(self, options: ModelOptions) -> Capabilities:
+        """Return the capabilities for a request with `options`.
+
+        In thinking mode (`extra["enable_thinking"]` true) Qwen models take neither a JSON
+        schema `response_format` nor a forced tool choice, so both flags are off.
+
+        Example:
+            ```python
+            from rxagent.formatters.dashscope import DashScopeFormatter
+            from rxagent.models import ModelOptions
+
+            fmt = DashScopeFormatter()
+            assert fmt.capabilities_for(ModelOptions()).supports_named_tool_choice
+            thinking = fmt.capabilities_for(ModelOptions(extra={"enable_thinking": True}))
+            assert not thinking.supports_named_tool_choice and not thinking.supports_json_schema
+            ```
+        """
+        if options.extra.get("enable_thinking") is True:
+            return replace(
+                self.capabilities, supports_json_schema=False, supports_named_tool_choice=False
+            )
+        return self.capabilities
 
     def format(
         self,

@@ -73,9 +73,15 @@ class GeminiFormatter(BaseFormatter[SSEEvent]):
         supports_tool_result_images=True,
         supports_json_schema=True,
         supports_tool_choice_required=True,
+        supports_named_tool_choice=True,
+        json_schema_dialect="gemini",
+        preferred_output="native",
     )
-    """Every flag is set: thought summaries and signatures round-trip, images go in user turns and
-    in function responses, `responseJsonSchema` is native, `"required"` is mode `ANY`."""
+    """Thought summaries and signatures round-trip, images go in user turns and in function
+    responses, `responseJsonSchema` is native, `"required"` is mode `ANY` and a tool name is `ANY`
+    with `allowedFunctionNames`. `supports_json_schema_with_tools` is off: Gemini 2.x refuses a
+    JSON response MIME type together with function declarations (ask for
+    `output_strategy="native"` on models that take both)."""
 
     __slots__ = ("call_ids", "provider")
 

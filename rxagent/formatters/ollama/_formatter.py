@@ -89,7 +89,10 @@ class OllamaFormatter(BaseFormatter[Any]):
         supports_tool_result_images=True,
         supports_json_schema=True,
         supports_tool_choice_required=False,
+        preferred_output="native",
     )
+    """`format` takes a JSON schema (`supports_json_schema`), but it constrains the whole reply,
+    so it is not combined with tools; Ollama has no `tool_choice`."""
 
     def __init__(
         self, *, think: bool | str | None = None, keep_alive: float | str | None = None

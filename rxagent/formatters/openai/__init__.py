@@ -27,7 +27,9 @@ Conversion rules (what cannot be carried one to one):
   `max_tokens_field="max_tokens"`, for older compatible servers); `tool_choice` and
   `parallel_tool_calls` are sent only with tools (OpenAI rejects them without); a tool name as
   `tool_choice` becomes `{"type": "function", "function": {"name": ...}}`; `extra` is merged
-  at the top level last, so it can override any field.
+  at the top level last, so it can override any field. `response_format` `json_schema` is sent
+  as given (`rxagent.output` builds strict schemas); a `ToolSchema(strict=True)` is sent with
+  `"strict": true` in its function.
 - **Responses**: `reasoning_content` (or `reasoning`) is read as a thinking block; a `refusal`
   is read as text; only choice 0 is read.
 

@@ -6,6 +6,7 @@ and the stream parser) and `_errors` (`error_from_response`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from rxagent.formatters.base import BaseFormatter, Capabilities
@@ -69,9 +70,16 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         supports_tool_result_images=False,
         supports_json_schema=True,
         supports_tool_choice_required=True,
+        supports_named_tool_choice=True,
+        supports_strict_tools=True,
+        supports_json_schema_with_tools=True,
+        json_schema_dialect="openai_strict",
+        preferred_output="native",
     )
     """`supports_thinking` is False (thinking is not sent back unless `reasoning_content=True`);
-    `supports_tool_result_images` is False (such images are moved to a user message)."""
+    `supports_tool_result_images` is False (such images are moved to a user message).
+    `capabilities_for` turns `supports_strict_tools` off unless `parallel_tool_calls=False`:
+    OpenAI holds tool calls to a strict schema only without parallel calls."""
 
     __slots__ = ("max_tokens_field", "provider", "reasoning_content", "system_role")
 
@@ -94,6 +102,24 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         self.reasoning_content = reasoning_content
         self.max_tokens_field = max_tokens_field
         self.provider = provider
+
+    def capabilities_for(self, options: ModelOptions) -> Capabilities:
+        """Return the capabilities for a request with `options` (see `capabilities`).
+
+        Example:
+            ```python
+            from rxagent.formatters.openai import OpenAIFormatter
+            from rxagent.models import ModelOptions
+
+            fmt = OpenAIFormatter()
+            assert not fmt.capabilities_for(ModelOptions()).supports_strict_tools
+            serial = ModelOptions(parallel_tool_calls=False)
+            assert fmt.capabilities_for(serial).supports_strict_tools
+            ```
+        """
+        if options.parallel_tool_calls is False:
+            return self.capabilities
+        return replace(self.capabilities, supports_strict_tools=False)
 
     def format(
         self,

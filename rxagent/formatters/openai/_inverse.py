@@ -52,6 +52,7 @@ def read_request(
                 name=t["function"]["name"],
                 description=t["function"].get("description") or "",
                 parameters=t["function"].get("parameters") or {"type": "object", "properties": {}},
+                strict=t["function"].get("strict") is True,
             )
             for t in body.get("tools") or ()
         ]

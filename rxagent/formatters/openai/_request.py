@@ -41,19 +41,7 @@ def build_body(
     body: dict[str, Any] = {"model": model, "messages": _messages(fmt, messages)}
     if tools:
         wire = _tool_parameters
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": wire(t),
-                }
-                if t.description
-                else {"name": t.name, "parameters": wire(t)},
-            }
-            for t in tools
-        ]
+        body["tools"] = [_function(t, wire(t)) for t in tools]
         choice = options.tool_choice
         if choice is not None:
             body["tool_choice"] = (
@@ -87,6 +75,16 @@ _tool_parameters: Final[IdentityCache[ToolSchema, Any]] = IdentityCache(
 Every request shares the value, so it is read-only (`FrozenDict`s and `ReadOnlyList`s, equal to
 plain dicts and lists and encoded the same); the dicts around it are new in every body. Each
 entry holds its schema, so a schema's `id()` cannot be reused by another while it is cached."""
+
+
+def _function(tool: ToolSchema, parameters: Any) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    function["parameters"] = parameters
+    if tool.strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
 
 
 def _image_part(block: ImageBlock) -> dict[str, Any]:
