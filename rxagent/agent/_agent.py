@@ -3,44 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
-from rxagent._validate import check_int
+from rxagent.agent._checks import check_agent_arguments, check_context_window, stop_conditions
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._loop import run_observable
-from rxagent.agent._run import Run
-from rxagent.agent._support import (
-    Deps,
-    LoopThread,
-    check_output_type,
-    coerce_deps,
-    coerce_input,
-    plan_output,
-    resolve_model,
-    running_loop,
-)
-from rxagent.agent.conditions import MaxSteps, StopCondition
+from rxagent.agent._sessions import SessionRuns
+from rxagent.agent._start import RunArgs, call_then_close, new_run
+from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
 from rxagent.agent.context import RunContext
 from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, ModelOptions
-from rxagent.output import OUTPUT_STRATEGIES, OutputStrategy
-from rxagent.state import (
-    AgentState,
-    InMemoryStore,
-    SessionStore,
-    consistent_state,
-    migrate_state,
-)
+from rxagent.state import AgentState, InMemoryStore, SessionStore, consistent_state, migrate_state
 from rxagent.tools import Tool, Toolkit
 
 if TYPE_CHECKING:
     from reactivex import Observable
 
+    from rxagent.agent.conditions import StopCondition
     from rxagent.events import BaseEvent
+    from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
 
 __all__ = ["AgentInput", "ReActAgent", "SystemPrompt"]
@@ -133,41 +118,25 @@ class ReActAgent:
         output_strategy: OutputStrategy = "auto",
         max_output_retries: int = 2,
     ) -> None:
-        if not isinstance(name, str) or not name:
-            raise ConfigurationError(
-                "ReActAgent needs a non-empty str name, e.g. ReActAgent('helper', ...)"
-            )
-        if not (isinstance(sys_prompt, str) or callable(sys_prompt)):
-            raise ConfigurationError(
-                "sys_prompt must be a str or a function of the RunContext returning a str"
-            )
-        check_int("max_iters", max_iters, optional=False)
-        check_int("max_tool_calls", max_tool_calls, optional=True, minimum=0)
-        check_int("max_concurrent_runs", max_concurrent_runs, optional=True)
-        if interrupt_tools not in ("cancel", "wait"):
-            raise ConfigurationError("interrupt_tools must be 'cancel' or 'wait'")
-        if checkpoint not in ("auto", "step", "run"):
-            raise ConfigurationError(
-                f"checkpoint must be 'auto', 'step' or 'run', got {checkpoint!r}"
-            )
-        check_int("max_output_retries", max_output_retries, optional=False, minimum=0)
-        _check_strategy(output_strategy)
-        check_output_type(output_type)
+        check_agent_arguments(
+            name=name,
+            sys_prompt=sys_prompt,
+            max_iters=max_iters,
+            max_tool_calls=max_tool_calls,
+            max_concurrent_runs=max_concurrent_runs,
+            interrupt_tools=interrupt_tools,
+            checkpoint=checkpoint,
+            max_output_retries=max_output_retries,
+            output_strategy=output_strategy,
+            output_type=output_type,
+        )
         self.name = name
         self.sys_prompt = sys_prompt
         self.model = resolve_model(model)
         self._models_by_name: dict[str, ChatModel] = {}  # per-call "provider:model" strings
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
         self.hooks = HookChain(hooks)
-        conditions = list(stop_when)
-        if not any(isinstance(c, MaxSteps) for c in conditions):
-            conditions.append(MaxSteps(max_iters))
-        for condition in conditions:
-            if not callable(condition):
-                raise ConfigurationError(
-                    f"stop_when items must be callables of the RunContext, got {condition!r}"
-                )
-        self.stop_when: tuple[StopCondition | Callable[[RunContext], bool], ...] = tuple(conditions)
+        self.stop_when = stop_conditions(stop_when, max_iters)
         self.max_iters = max_iters
         self.max_tool_calls = max_tool_calls
         self.parallel_tool_calls = parallel_tool_calls
@@ -182,13 +151,8 @@ class ReActAgent:
         self.output_type = output_type
         self.output_strategy: OutputStrategy = output_strategy
         self.max_output_retries = max_output_retries
-        self._tails: dict[str, Run] = {}
-        self._running: dict[str, Run] = {}
-        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._background: set[asyncio.Task[Any]] = set()
-        self._check_context_window()
+        self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
+        check_context_window(self)
 
     def __repr__(self) -> str:
         return f"<ReActAgent {self.name!r} model={self.model.name!r} tools={len(self.toolkit)}>"
@@ -233,18 +197,8 @@ class ReActAgent:
             assert kinds.count("reasoning_chunk") == 3
             ```
         """
-        return run_observable(
-            lambda: self._new_run(
-                msg,
-                session_id,
-                model,
-                options,
-                deps,
-                (output_type, output_strategy),
-                queue,
-                None,
-            )
-        )
+        args = RunArgs(msg, session_id, model, options, deps, output_type, output_strategy, queue)
+        return run_observable(lambda: new_run(self, args, None))
 
     def events(
         self,
@@ -286,20 +240,9 @@ class ReActAgent:
         coerce_input(msg)
         if buffer < 1:
             raise ConfigurationError("events(buffer=...) must be at least 1")
+        args = RunArgs(msg, session_id, model, options, deps, output_type, output_strategy, queue)
         return bounded_events(
-            lambda gate: run_observable(
-                lambda: self._new_run(
-                    msg,
-                    session_id,
-                    model,
-                    options,
-                    deps,
-                    (output_type, output_strategy),
-                    queue,
-                    gate,
-                )
-            ),
-            buffer,
+            lambda gate: run_observable(lambda: new_run(self, args, gate)), buffer
         )
 
     async def call(
@@ -320,20 +263,8 @@ class ReActAgent:
             InvalidInputError: For an input that is not str / Msg / list of Msg.
             SessionBusyError: When the session already has a run (and `queue` is False).
         """
-        return await final_result(
-            run_observable(
-                lambda: self._new_run(
-                    msg,
-                    session_id,
-                    model,
-                    options,
-                    deps,
-                    (output_type, output_strategy),
-                    queue,
-                    None,
-                )
-            )
-        )
+        args = RunArgs(msg, session_id, model, options, deps, output_type, output_strategy, queue)
+        return await final_result(run_observable(lambda: new_run(self, args, None)))
 
     def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:
         """Blocking `call()` for scripts; inside a running loop (Jupyter) it runs on a private loop.
@@ -352,25 +283,9 @@ class ReActAgent:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self._call_then_close(msg, **kwargs))
+            return asyncio.run(call_then_close(self, msg, **kwargs))
         future = asyncio.run_coroutine_threadsafe(self.call(msg, **kwargs), LoopThread.get())
         return future.result()
-
-    async def _call_then_close(self, msg: AgentInput, **kwargs: Any) -> AgentResult[Any]:
-        """`call()` on a loop that ends with it: the model's connections close with the loop."""
-        try:
-            return await self.call(msg, **kwargs)
-        finally:
-            await self.aclose()
-
-    def _call_model(self, model: ChatModel | str) -> ChatModel:
-        """A per-call model; a string is resolved once and kept, so its connections are reused."""
-        if not isinstance(model, str):
-            return resolve_model(model)
-        found = self._models_by_name.get(model)
-        if found is None:
-            found = self._models_by_name[model] = resolve_model(model)
-        return found
 
     async def aclose(self) -> None:
         """Close the models' connection pools on the running loop, where they keep one.
@@ -399,22 +314,15 @@ class ReActAgent:
         Returns:
             False when the session has no active run.
         """
-        run = self._running.get(session_id)
-        if run is None:
-            return False
-        reason = Msg.assistant(msg) if isinstance(msg, str) else msg
-        if run.ctx.loop is running_loop():
-            return run.request_interrupt(reason)
-        run.ctx.loop.call_soon_threadsafe(run.request_interrupt, reason)
-        return True
+        return self._runs.interrupt(session_id, msg)
 
     def is_running(self, session_id: str = "default") -> bool:
         """True while the session has a run in progress."""
-        return session_id in self._running
+        return session_id in self._runs.running
 
     def running_sessions(self) -> tuple[str, ...]:
         """The sessions that have a run in progress in this process, sorted."""
-        return tuple(sorted(self._running))
+        return tuple(sorted(self._runs.running))
 
     def interrupt_all(self, msg: str | Msg | None = None) -> int:
         """Interrupt every run in progress (as `interrupt` does one); return how many there were.
@@ -423,8 +331,17 @@ class ReActAgent:
         """
         return sum(self.interrupt(session_id, msg) for session_id in self.running_sessions())
 
-    async def wait_idle(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - a bool, not a raise
+    async def wait_idle(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 - a bool, not a raise
+        *,
+        session_id: str | None = None,
+    ) -> bool:
         """Wait until no run of this agent is in progress (or queued) on this event loop.
+
+        A run counts until it has saved its state and released its session, so after a True
+        the session can be loaded or run again. With `session_id`, only that session's runs
+        are waited for: a server does that after a client went away and its run was cancelled.
 
         Returns:
             True when idle; False when `timeout` seconds passed first.
@@ -451,18 +368,7 @@ class ReActAgent:
             asyncio.run(main())
             ```
         """
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        while True:
-            runs = [
-                r for r in {*self._running.values(), *self._tails.values()} if r.ctx.loop is loop
-            ]
-            if not runs:
-                return True
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                return False
-            await asyncio.wait([r.done for r in runs], timeout=remaining)  # never cancels them
+        return await self._runs.wait_idle(timeout, session_id)
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -500,112 +406,7 @@ class ReActAgent:
             StateVersionError: When the state comes from a newer rxagent.
             SessionBusyError: When the session has a run in progress.
         """
-        if session_id in self._tails:
+        if session_id in self._runs.tails:
             raise SessionBusyError(self.name, session_id)
         data = state if isinstance(state, AgentState) else dict(state)
         await self.store.save(self.name, session_id, consistent_state(migrate_state(data)))
-
-    # -- internals -------------------------------------------------------------------------------
-
-    def _check_context_window(self) -> None:
-        """Register the default `ContextWindow` unless one was given, and check its budget."""
-        from rxagent.hooks.builtin import ContextWindow
-
-        window = next((h for h in self.hooks if isinstance(h, ContextWindow)), None)
-        if window is None:
-            window = ContextWindow()
-            self.hooks.add(window)
-        prompt = self.sys_prompt if isinstance(self.sys_prompt, str) else ""
-        window.check_room(
-            self.model, self.options, system_prompt=prompt, tools=self.toolkit.schemas()
-        )
-
-    def _new_run(
-        self,
-        msg: AgentInput,
-        session_id: str,
-        model: ChatModel | str | None,
-        options: ModelOptions | None,
-        deps: Deps,
-        output: tuple[object | None, OutputStrategy | None],
-        queue: bool,
-        gate: asyncio.Event | None,
-    ) -> Run:
-        inputs = coerce_input(msg)
-        output_type = self.output_type if output[0] is None else output[0]
-        strategy = self.output_strategy if output[1] is None else output[1]
-        _check_strategy(strategy)
-        if not isinstance(session_id, str) or not session_id:
-            raise ConfigurationError("session_id must be a non-empty str")
-        loop = running_loop()
-        if loop is None:
-            raise ConfigurationError(
-                "subscribe to agent.stream(...) on the event loop's thread (inside a coroutine); "
-                "use agent.call_sync(...) from synchronous code"
-            )
-        tail = self._tails.get(session_id)
-        if tail is not None and not queue:
-            raise SessionBusyError(self.name, session_id)
-        chat_model = self.model if model is None else self._call_model(model)
-        run_options = self.options.merged(options)
-        plan = plan_output(
-            output_type,
-            strategy,
-            model=chat_model,
-            options=run_options,
-            tool_names=self.toolkit.names(),
-            has_tools=bool(len(self.toolkit)) and self.max_tool_calls != 0,
-        )
-        ctx = RunContext(
-            agent=self.name,
-            session_id=session_id,
-            model=chat_model,
-            options=run_options,
-            deps=coerce_deps(deps),
-            output_type=output_type,
-            path=(self.name,),
-            loop=loop,
-            output_plan=plan,
-        )
-        run = Run(self, ctx, inputs, gate=gate, queue=queue)
-        if tail is not None:
-            run.predecessor = tail
-        self._tails[session_id] = run
-        return run
-
-    async def _acquire_slot(self, run: Run) -> None:
-        previous = run.predecessor
-        while previous is not None:  # a queued run that gave up hands on its own predecessor
-            await asyncio.shield(previous.done)
-            previous = previous.predecessor
-        run.predecessor = None
-        # the session's run from here on: interrupt() reaches it even while it waits for a slot
-        self._running[run.ctx.session_id] = run
-        if self.max_concurrent_runs is not None:
-            semaphore = self._slots.get(run.ctx.loop)
-            if semaphore is None:
-                semaphore = self._slots[run.ctx.loop] = asyncio.Semaphore(self.max_concurrent_runs)
-            await semaphore.acquire()
-            run.holds_slot = True
-
-    def _end_run(self, run: Run) -> None:
-        session_id = run.ctx.session_id
-        if self._running.get(session_id) is run:
-            del self._running[session_id]
-        if self._tails.get(session_id) is run:
-            del self._tails[session_id]
-        if run.holds_slot:
-            run.holds_slot = False
-            self._slots[run.ctx.loop].release()
-
-    def _track(self, task: asyncio.Task[Any]) -> None:
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-
-def _check_strategy(strategy: object) -> None:
-    if strategy not in OUTPUT_STRATEGIES:
-        raise ConfigurationError(
-            f"output_strategy must be one of {', '.join(map(repr, OUTPUT_STRATEGIES))}, "
-            f"got {strategy!r}"
-        )

@@ -405,7 +405,7 @@ class Run:
         if task is not None and not task.done():
             task.cancel()
         cleanup = self.ctx.loop.create_task(self._cleanup_after_dispose(task))
-        self.agent._track(cleanup)
+        self.agent._runs.track(cleanup)
 
     async def _cleanup_after_dispose(self, task: asyncio.Task[None] | None) -> None:
         if task is not None:
@@ -444,7 +444,7 @@ class Run:
             self.lease_timer.cancel()
         if self.lease_task is not None:
             self.lease_task.cancel()
-        self.agent._end_run(self)
+        self.agent._runs.end(self)
         if not self.done.done():
             self.done.set_result(None)
 

@@ -41,7 +41,7 @@ __all__ = ["PHASES"]
 async def _start(run: Run) -> Phase:
     ctx = run.ctx
     agent = run.agent
-    await agent._acquire_slot(run)
+    await agent._runs.acquire_slot(run, agent.max_concurrent_runs)
     if not await agent.store.acquire_lease(
         agent.name, ctx.session_id, ctx.run_id, agent.lease_ttl_s
     ):

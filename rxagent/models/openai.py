@@ -16,7 +16,9 @@ from rxagent.formatters.openai import OpenAIFormatter
 from rxagent.models._http import HTTPChatModel
 
 if TYPE_CHECKING:
-    from rxagent.formatters.base import Formatter
+    from collections.abc import Mapping
+
+    from rxagent.formatters.base import Capabilities, Formatter
     from rxagent.models._http import HTTPOptions
 
 __all__ = ["DEFAULT_AZURE_API_VERSION", "AzureOpenAIChatModel", "OpenAIChatModel"]
@@ -45,6 +47,10 @@ class OpenAIChatModel(HTTPChatModel):
         reasoning_content: Send thinking blocks back as `reasoning_content` (DeepSeek).
         max_tokens_field: `"max_completion_tokens"` (default) or `"max_tokens"` for servers
             that only know the older name.
+        capabilities: What the server supports, when it differs from OpenAI: a `Capabilities`,
+            or a mapping of the fields that differ (`{"supports_json_schema": False}` for a
+            server without the `json_schema` response format). It decides the structured-output
+            strategy `"auto"` picks (see `OpenAIFormatter`).
 
     Raises:
         ConfigurationError: No API key given or found, or a bad argument.
@@ -85,6 +91,7 @@ class OpenAIChatModel(HTTPChatModel):
         system_role: Literal["system", "developer"] = "system",
         reasoning_content: bool = False,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
+        capabilities: Capabilities | Mapping[str, object] | None = None,
         **common: Unpack[HTTPOptions],
     ) -> None:
         self.organization = organization or self._env(("OPENAI_ORG_ID",))
@@ -93,6 +100,7 @@ class OpenAIChatModel(HTTPChatModel):
             "system_role": system_role,
             "reasoning_content": reasoning_content,
             "max_tokens_field": max_tokens_field,
+            "capabilities": capabilities,
         }
         super().__init__(model, **common)
         self._chat_url = f"{self.base_url}/chat/completions"

@@ -1,7 +1,8 @@
 """`"provider:model"` strings → model clients.
 
 `resolve("openai:gpt-4o-mini")` returns an `OpenAIChatModel`; `ReActAgent(model="...")` accepts the
-same strings. Keyword arguments go to the client's constructor. Azure reads its endpoint from
+same strings. Keyword arguments go to the client's constructor; a mapping argument is merged over
+the provider's preset of that name (the `capabilities` of `deepseek`). Azure reads its endpoint from
 `AZURE_OPENAI_ENDPOINT`; Gemini also reads `GOOGLE_API_KEY`. Register your own provider with
 `register("myprovider", factory)`.
 
@@ -9,11 +10,17 @@ same strings. Keyword arguments go to the client's constructor. Azure reads its 
 |---|---|---|---|
 | `openai` | `OpenAIChatModel` | `OPENAI_API_KEY` | `OPENAI_BASE_URL` |
 | `azure` | `AzureOpenAIChatModel` (name = deployment) | `AZURE_OPENAI_API_KEY` | |
-| `deepseek` | `OpenAIChatModel` on `https://api.deepseek.com` | `DEEPSEEK_API_KEY` | |
+| `deepseek` | `OpenAIChatModel` (see below) | `DEEPSEEK_API_KEY` | `DEEPSEEK_BASE_URL` |
 | `anthropic` | `AnthropicChatModel` | `ANTHROPIC_API_KEY` | `ANTHROPIC_BASE_URL` |
 | `dashscope` | `DashScopeChatModel` | `DASHSCOPE_API_KEY` | `DASHSCOPE_BASE_URL` |
 | `gemini`, `google` | `GeminiChatModel` | `GEMINI_API_KEY` | `GEMINI_BASE_URL` |
 | `ollama` | `OllamaChatModel` | none | `OLLAMA_HOST` |
+
+`deepseek` clients post to `https://api.deepseek.com` unless `DEEPSEEK_BASE_URL` or `base_url=`
+says otherwise. DeepSeek speaks OpenAI's wire format without its `json_schema` response format, and
+holds tools to a strict schema only on its beta endpoint, so its clients are built with
+`capabilities=DEEPSEEK_CAPABILITIES`: structured output (`output_strategy="auto"`) uses the
+final-answer tool there.
 
 Example:
     ```python
@@ -21,6 +28,11 @@ Example:
 
     model = resolve("openai:gpt-4o-mini", api_key="sk-test", base_url="http://127.0.0.1:9/v1")
     assert isinstance(model, OpenAIChatModel) and model.model == "gpt-4o-mini"
+    assert model.formatter.capabilities.supports_json_schema
+
+    deepseek = resolve("deepseek:deepseek-chat", api_key="sk-test")
+    assert deepseek.base_url == "https://api.deepseek.com"
+    assert not deepseek.formatter.capabilities.supports_json_schema
     ```
 """
 
@@ -29,6 +41,8 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.errors import ConfigurationError
@@ -38,7 +52,22 @@ if TYPE_CHECKING:
 
     from rxagent.models.base import ChatModel
 
-__all__ = ["providers", "register", "resolve"]
+__all__ = ["DEEPSEEK_CAPABILITIES", "providers", "register", "resolve"]
+
+DEEPSEEK_CAPABILITIES: Final[Mapping[str, object]] = MappingProxyType(
+    {
+        "supports_json_schema": False,
+        "supports_json_schema_with_tools": False,
+        "supports_strict_tools": False,
+        "preferred_output": "tool",
+    }
+)
+"""How DeepSeek's API differs from OpenAI's (the `capabilities` of `"deepseek:..."` clients).
+
+It has `response_format` `json_object` but not `json_schema`, and `"strict": true` tools only on
+its beta endpoint (`https://api.deepseek.com/beta`), so structured output uses a non-strict
+final-answer tool, with the tool choice forced.
+"""
 
 _BUILTIN: Final[dict[str, tuple[str, str, dict[str, Any]]]] = {
     "openai": ("rxagent.models.openai", "OpenAIChatModel", {}),
@@ -46,7 +75,12 @@ _BUILTIN: Final[dict[str, tuple[str, str, dict[str, Any]]]] = {
     "deepseek": (
         "rxagent.models.openai",
         "OpenAIChatModel",
-        {"base_url": "https://api.deepseek.com", "_key_env": "DEEPSEEK_API_KEY"},
+        {
+            "base_url": "https://api.deepseek.com",
+            "capabilities": DEEPSEEK_CAPABILITIES,
+            "_key_env": "DEEPSEEK_API_KEY",
+            "_base_url_env": "DEEPSEEK_BASE_URL",
+        },
     ),
     "anthropic": ("rxagent.models.anthropic", "AnthropicChatModel", {}),
     "dashscope": ("rxagent.models.dashscope", "DashScopeChatModel", {}),
@@ -100,7 +134,8 @@ def resolve(spec: str, **kwargs: Any) -> ChatModel:
     Args:
         spec: The provider prefix and the provider's model name, separated by the first colon
             (`"ollama:llama3.2:3b"` is provider `ollama`, model `llama3.2:3b`).
-        **kwargs: Passed to the client (`base_url`, `api_key`, `timeout`, `max_retries`, ...).
+        **kwargs: Passed to the client (`base_url`, `api_key`, `timeout`, `max_retries`,
+            `capabilities`, ...); a mapping is merged over the provider's preset mapping.
 
     Raises:
         ConfigurationError: No prefix, an unknown prefix, or a missing API key.
@@ -132,7 +167,14 @@ def resolve(spec: str, **kwargs: Any) -> ChatModel:
         raise ConfigurationError(
             f"model={spec!r} needs an API key: pass api_key=... or set {key_env}"
         )
-    options.update(kwargs)
+    base_url_env = preset.get("_base_url_env")
+    if base_url_env and os.environ.get(base_url_env):
+        options["base_url"] = os.environ[base_url_env]
+    for key, value in kwargs.items():
+        default = options.get(key)
+        if isinstance(default, Mapping) and isinstance(value, Mapping):
+            value = {**default, **value}  # e.g. one more capability over the preset's
+        options[key] = value
     cls = getattr(importlib.import_module(module), attr)
     model: ChatModel = cls(name, **options)
     return model

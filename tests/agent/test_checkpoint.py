@@ -143,3 +143,25 @@ async def test_interrupt_all_and_wait_idle() -> None:
     results = await asyncio.gather(*tasks)
     assert all(r.interrupted and r.text == "bye" for r in results)
     assert agent.running_sessions() == ()
+
+
+async def test_wait_idle_for_one_session() -> None:
+    started: set[str] = set()
+
+    async def slow(messages: Any, tools: Any, options: Any) -> str:
+        started.add(messages[-1].text)
+        await asyncio.sleep(60)
+        return "late"
+
+    agent = ReActAgent("a", "", FunctionModel(slow))
+    tasks = {s: asyncio.create_task(agent.call(s, session_id=s)) for s in ("s1", "s2")}
+    while started != {"s1", "s2"}:
+        await asyncio.sleep(0)
+    assert agent.interrupt("s1")
+    assert await agent.wait_idle(timeout=10, session_id="s1")
+    assert agent.running_sessions() == ("s2",)  # the other session's run goes on
+    assert tasks["s1"].done()
+    assert not await agent.wait_idle(timeout=0.01, session_id="s2")
+    assert await agent.wait_idle(timeout=0.01, session_id="nobody")
+    agent.interrupt("s2")
+    assert (await tasks["s2"]).interrupted

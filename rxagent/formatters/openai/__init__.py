@@ -32,6 +32,9 @@ Conversion rules (what cannot be carried one to one):
   `"strict": true` in its function.
 - **Responses**: `reasoning_content` (or `reasoning`) is read as a thinking block; a `refusal`
   is read as text; only choice 0 is read.
+- **Capabilities** are OpenAI's unless `capabilities=` describes a compatible server that
+  differs (DeepSeek has no `json_schema` response format). They decide what the agent asks for
+  (the structured-output strategy), not how a body is built.
 
 Example:
     ```python

@@ -6,10 +6,11 @@ and the stream parser) and `_errors` (`error_from_response`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-from rxagent.formatters.base import BaseFormatter, Capabilities
+from rxagent.formatters.base import BaseFormatter, Capabilities, OutputMode, SchemaDialect
 from rxagent.formatters.openai._errors import error_from_status
 from rxagent.formatters.openai._inverse import read_request
 from rxagent.formatters.openai._request import build_body
@@ -21,13 +22,19 @@ from rxagent.formatters.openai._response import (
 from rxagent.models.framing import SSEEvent
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from rxagent.errors import AgentRunError
     from rxagent.messages import Msg
     from rxagent.models.base import ModelDelta, ModelOptions, ModelResponse, ToolSchema
 
 __all__ = ["OpenAIFormatter"]
+
+_CHOICES: Final[dict[str, tuple[str, ...]]] = {
+    "json_schema_dialect": get_args(SchemaDialect),
+    "preferred_output": get_args(OutputMode),
+}
+"""The capabilities that are not flags, and their values."""
 
 
 class OpenAIFormatter(BaseFormatter[SSEEvent]):
@@ -45,6 +52,14 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
             `"max_completion_tokens"` (OpenAI's current name, required by o-series models) or
             `"max_tokens"` (older OpenAI-compatible servers).
         provider: The name errors carry (`"openai"`, `"azure"`, `"deepseek"`, ...).
+        capabilities: What the server supports, when it is not OpenAI: a `Capabilities`, or a
+            mapping of the fields that differ from OpenAI's (`{"supports_json_schema": False}`
+            for a server without the `json_schema` response format). They decide the
+            structured-output strategy `"auto"` picks; the request body is built the same way.
+
+    Raises:
+        ValueError: An unknown `system_role` or `max_tokens_field`, or an unknown capability
+            or a bad value for one.
 
     Example:
         ```python
@@ -59,6 +74,9 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         deepseek = OpenAIFormatter(reasoning_content=True)
         body = deepseek.format([reply], [], ModelOptions(), model="m", stream=False)
         assert body["messages"][0]["reasoning_content"] == "2 + 2 is 4"
+        no_schema = OpenAIFormatter(capabilities={"supports_json_schema": False})
+        assert not no_schema.capabilities.supports_json_schema
+        assert OpenAIFormatter.capabilities.supports_json_schema  # OpenAI's own are unchanged
         ```
     """
 
@@ -76,10 +94,11 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         json_schema_dialect="openai_strict",
         preferred_output="native",
     )
-    """`supports_thinking` is False (thinking is not sent back unless `reasoning_content=True`);
-    `supports_tool_result_images` is False (such images are moved to a user message).
-    `capabilities_for` turns `supports_strict_tools` off unless `parallel_tool_calls=False`:
-    OpenAI holds tool calls to a strict schema only without parallel calls."""
+    """OpenAI's: `supports_thinking` is False (thinking is not sent back unless
+    `reasoning_content=True`); `supports_tool_result_images` is False (such images are moved to a
+    user message). `capabilities_for` turns `supports_strict_tools` off unless
+    `parallel_tool_calls=False`: OpenAI holds tool calls to a strict schema only without parallel
+    calls. An instance built with `capabilities=` has its own."""
 
     __slots__ = ("max_tokens_field", "provider", "reasoning_content", "system_role")
 
@@ -90,6 +109,7 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         reasoning_content: bool = False,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
         provider: str = "openai",
+        capabilities: Capabilities | Mapping[str, object] | None = None,
     ) -> None:
         if system_role not in ("system", "developer"):
             raise ValueError(f"system_role must be 'system' or 'developer', got {system_role!r}")
@@ -102,9 +122,14 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         self.reasoning_content = reasoning_content
         self.max_tokens_field = max_tokens_field
         self.provider = provider
+        if capabilities is not None:
+            self.capabilities = _overridden(type(self).capabilities, capabilities)
 
     def capabilities_for(self, options: ModelOptions) -> Capabilities:
         """Return the capabilities for a request with `options` (see `capabilities`).
+
+        Strict tools are off unless `options.parallel_tool_calls` is False, also for
+        capabilities given to the constructor.
 
         Example:
             ```python
@@ -189,3 +214,30 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         `retry-after-ms` and `retry-after` headers set `retry_after`.
         """
         return error_from_status(self.provider, status, body, headers)
+
+
+def _overridden(base: Capabilities, given: Capabilities | Mapping[str, object]) -> Capabilities:
+    """`given` itself, or `base` with the fields `given` maps changed (each checked)."""
+    if isinstance(given, Capabilities):
+        return given
+    if not isinstance(given, Mapping):
+        raise ValueError(
+            "capabilities must be a Capabilities or a mapping of the fields to change, like "
+            f"{{'supports_json_schema': False}}, got {type(given).__name__}"
+        )
+    known = [f.name for f in fields(Capabilities)]
+    for name, value in given.items():
+        if name not in known:
+            raise ValueError(
+                f"capabilities: unknown field {name!r}; the fields are {', '.join(known)}"
+            )
+        allowed = _CHOICES.get(name)
+        if allowed is not None and value not in allowed:
+            raise ValueError(
+                f"capabilities: {name} must be one of {', '.join(map(repr, allowed))}, "
+                f"got {value!r}"
+            )
+        if allowed is None and not isinstance(value, bool):
+            raise ValueError(f"capabilities: {name} must be True or False, got {value!r}")
+    changes: dict[str, Any] = dict(given)
+    return replace(base, **changes)
