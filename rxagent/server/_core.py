@@ -326,7 +326,7 @@ class ServerContext(SessionLookup):
             return
         handle = handles[0]
         if observer.result is None:  # cancelled before its PostCall: wait for its cleanup
-            await _run_ended(agent, handle.session_id, handle.run_id)
+            await _run_ended(agent, handle.session_id)
         if ephemeral:
             await agent.store.delete(agent.name, handle.session_id)
         handle.result = observer.result
@@ -373,10 +373,8 @@ class ServerContext(SessionLookup):
         return idle
 
 
-async def _run_ended(agent: ReActAgent, session_id: str, run_id: str) -> None:
+async def _run_ended(agent: ReActAgent, session_id: str) -> None:
     """Wait until a cancelled run has cleaned up: state saved, lease released, tasks done."""
-    # The run's cleanup task (started when the subscription was disposed) resolves `done`
-    # after saving and releasing the lease.
-    run = getattr(agent, "_tails", {}).get(session_id)
-    if run is not None and run.ctx.run_id == run_id:
-        await run.done
+    # The run's cleanup task (started when the subscription was disposed) ends it after saving
+    # and releasing the lease; a run started on the session since then is waited for as well.
+    await agent.wait_idle(session_id=session_id)
