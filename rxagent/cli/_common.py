@@ -9,11 +9,11 @@ import os
 import sys
 import uuid
 from typing import TYPE_CHECKING, Final, TextIO
-from urllib.parse import urlsplit, urlunsplit
 
 from rich.console import Console
 
 from rxagent.errors import RxAgentError
+from rxagent.state._store_common import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -120,17 +120,11 @@ def store_url(given: str | None) -> str:
 
 
 def redact_url(url: str) -> str:
-    """Return `url` with any password replaced by `***`, for messages."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+    """Return `url` with any password replaced by `***`, for messages.
+
+    A URL too malformed to parse is not shown at all, since it could hold a password.
+    """
+    return redact(url)
 
 
 def new_session_id(prefix: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from rich.console import Console
@@ -13,6 +14,7 @@ from rich.text import Text
 from rxagent.cli._build import open_cli_store
 from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, redact_url, store_url, utf8_safe
 from rxagent.errors import RxAgentError
+from rxagent.state._store_common import StoreUnavailableError
 
 if TYPE_CHECKING:
     import argparse
@@ -26,6 +28,7 @@ __all__ = ["add_sessions_parser"]
 T = TypeVar("T")
 
 _CLIP: Final = 100
+_LEASE_S: Final = 30.0
 _LABEL: Final = 11
 
 
@@ -68,12 +71,14 @@ class _Store:
     async def _call(self, operation: Awaitable[T]) -> T:
         try:
             return await operation
-        except RxAgentError:
-            raise
         except Exception as exc:
+            unreachable = isinstance(exc, StoreUnavailableError)
+            if isinstance(exc, RxAgentError) and not unreachable:
+                raise
+            cause = exc.__cause__ if unreachable and exc.__cause__ is not None else exc
             raise CliError(
-                f"--store {self.url!r}: {type(exc).__name__}: {exc}; check the URL and that the "
-                "store's server is running",
+                f"--store {self.url!r}: {type(cause).__name__}: {cause}; check the URL and that "
+                "the store's server is running",
                 exit_code=EXIT_FAILED,
             ) from exc
 
@@ -86,11 +91,19 @@ class _Store:
     async def load(self, agent: str, session_id: str) -> StoredState | None:
         return await self._call(self.store.load(agent, session_id))
 
-    async def lease_holder(self, agent: str, session_id: str) -> str | None:
-        return await self._call(self.store.lease_holder(agent, session_id))
+    async def delete(self, agent: str, session_id: str) -> str | None:
+        """Delete the session unless a run holds it; return that run's id (None: deleted).
 
-    async def delete(self, agent: str, session_id: str) -> bool:
-        return await self._call(self.store.delete(agent, session_id))
+        The delete holds the session's lease meanwhile, so no run can start on it halfway.
+        """
+        holder = f"cli-delete-{uuid.uuid4().hex}"
+        if not await self._call(self.store.acquire_lease(agent, session_id, holder, _LEASE_S)):
+            return await self._call(self.store.lease_holder(agent, session_id)) or "a run"
+        try:
+            await self._call(self.store.delete(agent, session_id))
+        finally:
+            await self._call(self.store.release_lease(agent, session_id, holder))
+        return None
 
 
 _Action: TypeAlias = "Callable[[_Store, argparse.Namespace], Awaitable[int]]"
@@ -232,13 +245,12 @@ async def _show(store: _Store, args: argparse.Namespace) -> int:
 
 async def _delete(store: _Store, args: argparse.Namespace) -> int:
     agent, _ = await _find(store, args)
-    holder = await store.lease_holder(agent, args.session_id)
+    holder = await store.delete(agent, args.session_id)
     if holder is not None:
         raise CliError(
             f"session {args.session_id!r} of agent {agent!r} has a run in progress ({holder}); "
             "interrupt it or wait for it to finish, then delete it",
             exit_code=EXIT_FAILED,
         )
-    await store.delete(agent, args.session_id)
     print(f"deleted session {args.session_id} of agent {agent}")
     return EXIT_OK

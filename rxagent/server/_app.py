@@ -14,7 +14,7 @@ from rxagent.errors import ConfigurationError
 from rxagent.server._auth import AuthSpec, KeyRing
 from rxagent.server._core import SERVER_KEY, ServerConfig, ServerContext
 from rxagent.server._cors import cors_middleware, cors_on_prepare
-from rxagent.server._errors import ApiError
+from rxagent.server._errors import ApiError, server_failure
 from rxagent.server._metrics import METRICS_CONTENT_TYPE
 from rxagent.server._openai import openapi_paths as openai_paths
 from rxagent.server._openai import setup_openai_routes
@@ -106,10 +106,10 @@ async def _errors(
         mapped = ApiError(exc.status, code, exc.reason, headers=_allow_header(exc))
         ctx.metrics.api_error(mapped.code, mapped.status)
         return mapped.response()
-    except Exception:
-        logger.exception("unhandled error in %s %s", request.method, request.path)
-        ctx.metrics.api_error("internal_error", 500)
-        return ApiError(500, "internal_error", "the server failed; see its log").response()
+    except Exception as exc:  # a store that is down: 503; anything else: 500, logged
+        failure = server_failure(exc, f"{request.method} {request.path}")
+        ctx.metrics.api_error(failure.code, failure.status)
+        return failure.response()
 
 
 def _allow_header(exc: web.HTTPException) -> dict[str, str]:
@@ -143,9 +143,15 @@ def _stores(ctx: ServerContext) -> list[tuple[SessionStore, dict[str, ReActAgent
 
 
 async def _subscribe(app: web.Application) -> None:
+    """Subscribe each store's agents to its control channel (all of them, or none)."""
     subscriptions: list[Subscription] = app[_SUBSCRIPTIONS]
-    for store, agents in _stores(app[SERVER_KEY]):
-        subscriptions.append(await serve_control(store.control(), agents))
+    try:
+        for store, agents in _stores(app[SERVER_KEY]):
+            subscriptions.append(await serve_control(store.control(), agents))
+    except BaseException:  # a store that is down: the app does not start, and keeps nothing
+        while subscriptions:
+            await subscriptions.pop().close()
+        raise
 
 
 async def _shutdown(app: web.Application) -> None:

@@ -7,12 +7,13 @@ module defines: `request.app[SERVER_KEY]` is the application's `ServerContext`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+logger: Final = logging.getLogger("rxagent.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +286,7 @@ class ServerContext(SessionLookup):
                 active.session_id = session_id
                 source = agent.events(inputs, session_id=session_id, options=options)
             assert session_id is not None
-            observer = RunObserver(self.metrics, agent.name)
+            observer = RunObserver(self.metrics, agent.name, agent.toolkit)
             handles: list[RunHandle] = []
 
             def observe(event: BaseEvent) -> None:
@@ -325,13 +328,15 @@ class ServerContext(SessionLookup):
         if not handles:  # the run never started
             return
         handle = handles[0]
-        if observer.result is None:  # cancelled before its PostCall: wait for its cleanup
-            await _run_ended(agent, handle.session_id)
-        if ephemeral:
-            await agent.store.delete(agent.name, handle.session_id)
-        handle.result = observer.result
-        elapsed = time.perf_counter() - observer.started
-        self.metrics.finished(agent.name, observer.result, elapsed)
+        try:
+            if observer.result is None:  # cancelled before its PostCall: wait for its cleanup
+                await _run_ended(agent, handle.session_id)
+            if ephemeral:
+                await _delete_throwaway(agent, handle.session_id)
+        finally:
+            handle.result = observer.result
+            elapsed = time.perf_counter() - observer.started
+            self.metrics.finished(agent.name, observer.result, elapsed)
 
     # -- shutdown --------------------------------------------------------------------------------
 
@@ -378,3 +383,11 @@ async def _run_ended(agent: ReActAgent, session_id: str) -> None:
     # The run's cleanup task (started when the subscription was disposed) ends it after saving
     # and releasing the lease; a run started on the session since then is waited for as well.
     await agent.wait_idle(session_id=session_id)
+
+
+async def _delete_throwaway(agent: ReActAgent, session_id: str) -> None:
+    """Delete a stateless run's session; a failing store is logged (the answer is out by now)."""
+    try:
+        await agent.store.delete(agent.name, session_id)
+    except Exception as exc:
+        logger.warning("could not delete the throw-away session %r: %s", session_id, exc)

@@ -2,16 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import logging
+import re
+from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
+
+from rxagent.server._schemas import SESSION_ID_PATTERN
+from rxagent.state._store_common import StoreUnavailableError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from pydantic import ValidationError
 
-__all__ = ["ApiError", "busy", "invalid_body", "no_session", "too_large"]
+__all__ = [
+    "ApiError",
+    "busy",
+    "check_session_id",
+    "clip",
+    "invalid_body",
+    "no_session",
+    "server_failure",
+    "too_large",
+]
+
+logger: Final = logging.getLogger("rxagent.server")
+
+_SESSION_ID: Final = re.compile(SESSION_ID_PATTERN)
+_CLIP: Final = 80
+STORE_RETRY_AFTER_S: Final = "5"
+"""The `Retry-After` of a 503 `store_unavailable`."""
 
 
 class ApiError(Exception):
@@ -62,11 +83,49 @@ def _field_of(loc: Sequence[int | str]) -> str | None:
     return ".".join(parts) or None
 
 
+def clip(value: str) -> str:
+    """`value` as a message quotes it: its repr, cut short when it is long."""
+    shown = repr(value)
+    return shown if len(shown) <= _CLIP else shown[: _CLIP - 4] + "...'"
+
+
+def check_session_id(session_id: str) -> str:
+    """Return a session id from a URL or header; 422 `invalid_session_id` when no store takes it."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise ApiError(
+            422,
+            "invalid_session_id",
+            f"session id {clip(session_id)} is not valid: use 1 to 128 letters, digits and "
+            "'._:-', starting with a letter or a digit",
+            field="session_id",
+        )
+    return session_id
+
+
+def server_failure(exc: Exception, where: str) -> ApiError:
+    """The typed answer to an unexpected failure in `where`, logged; no detail leaks out.
+
+    A `StoreUnavailableError` is a 503 `store_unavailable` with `Retry-After` (logged as a
+    warning: the store's repr, password hidden, and its error); anything else is a 500
+    `internal_error`, logged with its traceback.
+    """
+    if isinstance(exc, StoreUnavailableError):
+        logger.warning("%s: %s", where, exc)
+        return ApiError(
+            503,
+            "store_unavailable",
+            "the session store is unavailable (its server cannot be reached); retry later",
+            headers={"Retry-After": STORE_RETRY_AFTER_S},
+        )
+    logger.error("unhandled error in %s", where, exc_info=exc)
+    return ApiError(500, "internal_error", "the server failed; see its log")
+
+
 def busy(session_id: str) -> ApiError:
     return ApiError(
         409,
         "session_busy",
-        f"session {session_id!r} already has a run in progress; wait for it or interrupt it "
+        f"session {clip(session_id)} already has a run in progress; wait for it or interrupt it "
         "(POST /v1/sessions/{id}/interrupt)",
         field="session_id",
     )
@@ -80,7 +139,10 @@ def too_large(limit: int) -> ApiError:
 
 def no_session(session_id: str) -> ApiError:
     return ApiError(
-        404, "session_not_found", f"no session {session_id!r} for this API key", field="session_id"
+        404,
+        "session_not_found",
+        f"no session {clip(session_id)} for this API key",
+        field="session_id",
     )
 
 

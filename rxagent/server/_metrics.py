@@ -10,13 +10,26 @@ from rxagent.events import ErrorEvent, PostActingEvent, PostCallEvent, PreReason
 from rxagent.events import PostReasoningEvent as _PostReasoning
 
 if TYPE_CHECKING:
+    from collections.abc import Container
+
     from rxagent.events import BaseEvent
     from rxagent.result import AgentResult
 
-__all__ = ["METRICS_CONTENT_TYPE", "RunObserver", "ServerMetrics"]
+__all__ = [
+    "MAX_OTHER_TOOL_LABELS",
+    "METRICS_CONTENT_TYPE",
+    "OTHER_TOOL",
+    "RunObserver",
+    "ServerMetrics",
+]
 
 METRICS_CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 """The content type of the Prometheus text format."""
+
+MAX_OTHER_TOOL_LABELS: Final = 64
+"""How many tool names that are not the agent's own get a `tool` label of their own."""
+OTHER_TOOL: Final = "other"
+"""The `tool` label of the tool names past `MAX_OTHER_TOOL_LABELS`."""
 
 _LATENCY_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -34,7 +47,10 @@ def _prometheus() -> Any:
 class ServerMetrics:
     """The metrics one application exports on `/metrics`, in a registry of its own.
 
-    Two applications in one process never share counters. Names start with `rxagent_`.
+    Two applications in one process never share counters. Names start with `rxagent_`. Labels
+    take bounded values only (no session ids, no keys): a `tool` label is the tool's name for the
+    agent's own tools, and for at most `MAX_OTHER_TOOL_LABELS` other names (a nested agent's
+    tools, or names a model made up); later ones count as `"other"`.
 
     Example:
         ```python
@@ -47,6 +63,7 @@ class ServerMetrics:
     """
 
     def __init__(self) -> None:
+        self._other_tools: set[str] = set()
         prom = _prometheus()
         self.registry = prom.CollectorRegistry(auto_describe=True)
         self._generate_latest = prom.generate_latest
@@ -88,6 +105,15 @@ class ServerMetrics:
             buckets=_LATENCY_BUCKETS, registry=reg,
         )  # fmt: skip
 
+    def tool_label(self, name: str, own: Container[str]) -> str:
+        """The `tool` label of a call of `name` by an agent whose own tools are `own`."""
+        if name in own or name in self._other_tools:
+            return name
+        if len(self._other_tools) < MAX_OTHER_TOOL_LABELS:
+            self._other_tools.add(name)
+            return name
+        return OTHER_TOOL
+
     def api_error(self, code: str, status: int) -> None:
         """Count one error answer."""
         self.api_errors.labels(code=code, status=str(status)).inc()
@@ -122,13 +148,22 @@ def outcome_of(result: AgentResult[Any] | None) -> str:
 
 
 class RunObserver:
-    """Feeds one run's events into the metrics as they pass through the server."""
+    """Feeds one run's events into the metrics as they pass through the server.
 
-    __slots__ = ("_agent", "_metrics", "_model_started", "result", "started")
+    Args:
+        metrics: The application's metrics.
+        agent: The agent's name (the `agent` label).
+        tools: The agent's own tools (a `Toolkit`, or names), whose names always label calls.
+    """
 
-    def __init__(self, metrics: ServerMetrics, agent: str) -> None:
+    __slots__ = ("_agent", "_metrics", "_model_started", "_tools", "result", "started")
+
+    def __init__(
+        self, metrics: ServerMetrics, agent: str, tools: Container[str] = frozenset()
+    ) -> None:
         self._metrics = metrics
         self._agent = agent
+        self._tools = tools
         self._model_started: float | None = None
         self.started = time.perf_counter()
         self.result: AgentResult[Any] | None = None
@@ -146,7 +181,8 @@ class RunObserver:
                 metrics.model_seconds.labels(agent=agent).observe(elapsed)
                 self._model_started = None
         elif isinstance(event, PostActingEvent):
-            metrics.tool_calls.labels(agent=agent, tool=event.tool_call.name).inc()
+            tool = metrics.tool_label(event.tool_call.name, self._tools)
+            metrics.tool_calls.labels(agent=agent, tool=tool).inc()
         elif isinstance(event, ErrorEvent):
             metrics.errors.labels(agent=agent, code=str(event.code)).inc()
         elif isinstance(event, PostCallEvent) and len(event.path) <= 1:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rxagent.errors import ErrorCode
 from rxagent.server._core import SERVER_KEY, ApiError
+from rxagent.server._errors import clip, server_failure
 from rxagent.server._openai_errors import error_body, invalid, run_error
 from rxagent.server._openai_messages import new_input
 from rxagent.server._openai_openapi import openapi_paths
@@ -139,16 +140,18 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return await _chat(request)
     except ApiError as exc:
         return error_response(request, exc)
+    except Exception as exc:  # a store that is down (503), or a bug (500): OpenAI's body too
+        return error_response(request, server_failure(exc, f"POST {CHAT_COMPLETIONS_PATH}"))
 
 
 def _session_header(request: web.Request) -> str | None:
     session_id = request.headers.get(SESSION_HEADER)
     if session_id is None:
         return None
-    if not _SESSION_ID_RE.match(session_id):
+    if not _SESSION_ID_RE.fullmatch(session_id):
         raise invalid(
             SESSION_HEADER,
-            f"Invalid '{SESSION_HEADER}': {session_id!r}; give 1 to 128 letters, digits and "
+            f"Invalid '{SESSION_HEADER}': {clip(session_id)}; give 1 to 128 letters, digits and "
             "'._:-' (starting with a letter or digit), or leave the header out for a stateless "
             "request.",
         )
@@ -270,5 +273,8 @@ async def _stream(
             if frames:
                 await response.write(b"".join(frames))
             frames = []
-    except ApiError as exc:  # what the batch had before the failure goes first
-        await response.write(b"".join([*frames, _frame(error_body(exc))]))
+    except ConnectionResetError:
+        raise
+    except Exception as exc:  # what the batch had before the failure goes first
+        failure = exc if isinstance(exc, ApiError) else server_failure(exc, "a chat stream")
+        await response.write(b"".join([*frames, _frame(error_body(failure))]))

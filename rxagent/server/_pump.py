@@ -34,7 +34,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
     still going (the agent then saves consistent state) and waits for the pump to end.
     """
 
-    __slots__ = ("_done", "_first", "_observe", "_queue", "_source", "_task")
+    __slots__ = ("_done", "_error", "_first", "_observe", "_queue", "_source", "_task")
 
     def __init__(
         self, source: AsyncIterator[BaseEvent], observe: Callable[[BaseEvent], None]
@@ -44,6 +44,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         self._queue: asyncio.Queue[BaseEvent | _End] = asyncio.Queue(_BUFFER)
         self._first: BaseEvent | None = None
         self._done = False
+        self._error: BaseException | None = None  # what ended the events, once a batch saw it
         self._task = asyncio.get_running_loop().create_task(self._pump())
 
     async def _pump(self) -> None:
@@ -103,7 +104,8 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             saves a socket write per event when a run is ahead of its client.
 
         Raises:
-            SessionBusyError: What stopped the run from starting, as `start()` does.
+            Exception: What ended the run's events (a run that could not start, a store that
+                went down), once the events before it have been returned.
         """
         out: list[AgentEvent] = []
         first = self._first
@@ -111,6 +113,8 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             self._first = None
             out.append(first)  # type: ignore[arg-type]
         if self._done:
+            if not out:
+                self._ended()
             return out or None
         queue = self._queue
         if not out and queue.empty():
@@ -120,6 +124,8 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             except TimeoutError:
                 return out
             if self._take(item, out):
+                if not out:
+                    self._ended()
                 return out or None
         while not queue.empty():
             if self._take(queue.get_nowait(), out):
@@ -127,14 +133,19 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         return out
 
     def _take(self, item: BaseEvent | _End, out: list[AgentEvent]) -> bool:
-        """Append an event to `out`; at the end, mark it done (raising its error): True."""
+        """Append an event to `out`; at the end, mark it done (keeping its error): True."""
         if isinstance(item, _End):
             self._done = True
-            if item.error is not None:
-                raise item.error
+            self._error = item.error
             return True
         out.append(item)  # type: ignore[arg-type]
         return False
+
+    def _ended(self) -> None:
+        """The events are over: raise what ended them, once, if anything did."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
 
     @property
     def finished(self) -> bool:

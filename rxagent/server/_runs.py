@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Final
 
 from aiohttp import web
 
-from rxagent.events import EVENT_ADAPTER, EVENT_TYPES
+from rxagent.errors import ErrorCode
+from rxagent.events import EVENT_ADAPTER, EVENT_TYPES, ErrorEvent
 from rxagent.server._core import SERVER_KEY
+from rxagent.server._errors import server_failure
 from rxagent.server._schemas import RunRequest
 
 if TYPE_CHECKING:
     from rxagent.events import BaseEvent
+    from rxagent.server._core import RunHandle
 
 __all__ = ["KEEPALIVE_FRAME", "SSE_HEADERS", "run_json", "run_stream", "sse_frame"]
 
@@ -70,7 +74,9 @@ async def run_stream(request: web.Request) -> web.StreamResponse:
     """Stream the run as SSE, one frame per event, with keep-alive comments in between.
 
     A client that goes away is noticed at the next frame or keep-alive; leaving `open_run`
-    then cancels the run, which saves consistent state and frees the session.
+    then cancels the run, which saves consistent state and frees the session. A run that breaks
+    off (its store went down, say) ends the stream with an `ErrorEvent` of source `server`
+    instead of its PostCall.
     """
     ctx = request.app[SERVER_KEY]
     principal = ctx.authenticate(request)
@@ -79,17 +85,41 @@ async def run_stream(request: web.Request) -> web.StreamResponse:
     async with ctx.open_run(request, principal, agent, body.input, body.session_id) as handle:
         response = web.StreamResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
         await response.prepare(request)
+        last: BaseEvent | None = None
         try:
             async for batch in handle.batches(ctx.config.keepalive_s):
                 if request.transport is None or request.transport.is_closing():
                     return response  # the client left: leaving the block cancels the run
                 if not batch:
                     await response.write(KEEPALIVE_FRAME)
-                elif len(batch) == 1:
-                    await response.write(sse_frame(batch[0]))
-                else:
-                    await response.write(b"".join([sse_frame(e) for e in batch]))
+                    continue
+                frames = [sse_frame(e) for e in batch]
+                last = batch[-1]
+                await response.write(frames[0] if len(frames) == 1 else b"".join(frames))
         except ConnectionResetError:  # the client left while we wrote
             return response
-        await response.write_eof()
+        except Exception as exc:  # the stream broke off: end it with a typed error event
+            failure = server_failure(exc, f"the event stream of agent {agent.name!r}")
+            try:
+                await response.write(sse_frame(_failure_event(handle, last, failure.message)))
+            except ConnectionResetError:
+                return response
+        with contextlib.suppress(ConnectionResetError):  # the client left as the run ended
+            await response.write_eof()
     return response
+
+
+def _failure_event(handle: RunHandle, last: BaseEvent | None, message: str) -> ErrorEvent:
+    """The `ErrorEvent` (source `server`) that ends a stream whose run broke off."""
+    return ErrorEvent(
+        code=ErrorCode.UNKNOWN,
+        message=message,
+        source="server",
+        recoverable=False,
+        run_id=handle.run_id,
+        session_id=handle.session_id,
+        agent=handle.agent,
+        path=last.path if last is not None else (handle.agent,),
+        step=last.step if last is not None else 0,
+        seq=last.seq + 1 if last is not None else 0,
+    )

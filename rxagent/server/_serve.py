@@ -122,8 +122,8 @@ async def serve(
     ctx = app.get(SERVER_KEY)
     timeout = ctx.config.shutdown_timeout_s if ctx is not None else 10.0
     runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=timeout)
-    await runner.setup()
     try:
+        await runner.setup()  # a store that is down fails here: what opened is closed below
         site = web.TCPSite(runner, host, port)
         await site.start()
         if print_url:

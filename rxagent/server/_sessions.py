@@ -10,7 +10,7 @@ from aiohttp import web
 
 from rxagent.errors import ApprovalError, SessionBusyError
 from rxagent.server._core import SERVER_KEY, Principal, ServerContext
-from rxagent.server._errors import ApiError, busy
+from rxagent.server._errors import ApiError, busy, check_session_id
 from rxagent.server._schemas import (
     ApprovalRequest,
     ApprovalResponse,
@@ -32,9 +32,8 @@ async def _session(
 ) -> tuple[ServerContext, Principal, ReActAgent, StoredState]:
     ctx = request.app[SERVER_KEY]
     principal = ctx.authenticate(request)
-    agent, stored = await ctx.find_session(
-        principal, request.match_info["session_id"], request.query.get("agent")
-    )
+    session_id = check_session_id(request.match_info["session_id"])
+    agent, stored = await ctx.find_session(principal, session_id, request.query.get("agent"))
     return ctx, principal, agent, stored
 
 

@@ -9,6 +9,7 @@ from rxagent.errors import ConcurrentModificationError
 from rxagent.server._auth import ANONYMOUS
 from rxagent.server._errors import ApiError, busy, no_session
 from rxagent.state import AgentState, ControlMessage
+from rxagent.state._control_pg import ControlMessageTooLargeError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -117,5 +118,13 @@ class SessionLookup:
         if await agent.store.lease_holder(agent.name, session_id) is None:
             return None
         message = ControlMessage(agent=agent.name, session_id=session_id, reason=reason)
-        await agent.store.control().publish(message)
+        try:
+            await agent.store.control().publish(message)
+        except ControlMessageTooLargeError as exc:
+            raise ApiError(
+                422,
+                "reason_too_long",
+                f"the reason is too long to reach the process that runs the session: {exc}",
+                field="reason",
+            ) from None
         return "remote"

@@ -11,12 +11,13 @@ cancels the run, which saves consistent state and frees the session.
 
 from __future__ import annotations
 
-import logging
+import contextlib
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
 
 from rxagent.server._core import SERVER_KEY
+from rxagent.server._errors import server_failure
 from rxagent.server._openapi import ERROR_RESPONSES
 from rxagent.server._runs import KEEPALIVE_FRAME
 from rxagent.server._ui_body import UIRunBody
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from rxagent.server._core import RunHandle
 
 __all__ = ["UI_PATH", "openapi_paths", "setup_ui_routes", "ui_stream"]
-
-logger = logging.getLogger("rxagent.server")
 
 UI_PATH: Final = "/v1/agents/{name}/ui"
 """The route of the UI message stream."""
@@ -65,7 +64,8 @@ async def ui_stream(request: web.Request) -> web.StreamResponse:
             await _send_run(request, response, handle, ctx.config.keepalive_s)
         except ConnectionResetError:  # the client left while we wrote
             return response
-    await response.write_eof()
+    with contextlib.suppress(ConnectionResetError):  # the client left as the run ended
+        await response.write_eof()
     return response
 
 
@@ -86,8 +86,8 @@ async def _send_run(
     except ConnectionResetError:
         raise
     except Exception as exc:  # the run's events broke off: still end the message properly
-        logger.exception("the UI message stream of agent %r failed", handle.agent)
-        tail = translator.close(f"the server failed: {type(exc).__name__}: {exc}")
+        failure = server_failure(exc, f"the UI message stream of agent {handle.agent!r}")
+        tail = translator.close(failure.message)
         await response.write(encode_ui_chunks(tail) + DONE_FRAME)
         return
     await response.write(encode_ui_chunks(translator.close()) + DONE_FRAME)

@@ -6,6 +6,7 @@ from rxagent.state._control import ControlMessage as ControlMessage
 from rxagent.state._control import InProcessControl as InProcessControl
 from rxagent.state._control import Subscription as Subscription
 from rxagent.state._control import serve_control as serve_control
+from rxagent.state._control_pg import ControlMessageTooLargeError as ControlMessageTooLargeError
 from rxagent.state._control_pg import PostgresControl as PostgresControl
 from rxagent.state._control_redis import RedisControl as RedisControl
 from rxagent.state._open import STORE_SCHEMES as STORE_SCHEMES
@@ -24,6 +25,7 @@ from rxagent.state._state import register_migration as register_migration
 from rxagent.state._store import InMemoryStore as InMemoryStore
 from rxagent.state._store import SessionStore as SessionStore
 from rxagent.state._store import StoredState as StoredState
+from rxagent.state._store_common import StoreUnavailableError as StoreUnavailableError
 
 __all__ = [
     "DEFAULT_SQLITE_PATH",
@@ -33,6 +35,7 @@ __all__ = [
     "ControlChannel",
     "ControlHandler",
     "ControlMessage",
+    "ControlMessageTooLargeError",
     "InMemoryStore",
     "InProcessControl",
     "PendingApproval",
@@ -42,6 +45,7 @@ __all__ = [
     "RedisStore",
     "SQLiteStore",
     "SessionStore",
+    "StoreUnavailableError",
     "StoredState",
     "Subscription",
     "consistent_state",

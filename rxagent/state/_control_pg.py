@@ -8,19 +8,34 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from rxagent.errors import ConfigurationError
 from rxagent.state._control import HEALTH_CHECK_S, ConnectionLostError, _RemoteControl
+from rxagent.state._postgres import unreachable_errors
+from rxagent.state._store_common import CONNECT_TIMEOUT_S, redact, unavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rxagent.state._control import ControlMessage
 
-__all__ = ["PostgresControl"]
+__all__ = ["ControlMessageTooLargeError", "PostgresControl"]
 
 NOTIFY_LIMIT_BYTES: Final = 8000
 """PostgreSQL refuses a NOTIFY payload of this many bytes or more."""
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _PING_TIMEOUT_S: Final = 10.0
 _CLOSE_TIMEOUT_S: Final = 5.0
+
+
+class ControlMessageTooLargeError(ConfigurationError):
+    """A control message is too large for the channel (PostgreSQL NOTIFY: under 8000 bytes).
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError
+        from rxagent.state._control_pg import ControlMessageTooLargeError
+
+        assert issubclass(ControlMessageTooLargeError, ConfigurationError)
+        ```
+    """
 
 
 def _asyncpg() -> Any:
@@ -96,14 +111,15 @@ class PostgresControl(_RemoteControl):
         """Send `message` to every subscriber of the channel, in every process.
 
         Raises:
-            ConfigurationError: Its JSON is 8000 bytes or more (NOTIFY's limit), or the
-                channel is closed.
+            ControlMessageTooLargeError: Its JSON is 8000 bytes or more (NOTIFY's limit).
+            ConfigurationError: The channel is closed.
+            StoreUnavailableError: PostgreSQL cannot be reached.
         """
         self._check_open("publish")
         payload = message.model_dump_json()
         size = len(payload.encode())
         if size >= NOTIFY_LIMIT_BYTES:
-            raise ConfigurationError(
+            raise ControlMessageTooLargeError(
                 f"PostgresControl.publish: the message is {size} bytes of JSON, and PostgreSQL "
                 f"NOTIFY takes fewer than {NOTIFY_LIMIT_BYTES}; shorten its `reason`"
             )
@@ -113,13 +129,30 @@ class PostgresControl(_RemoteControl):
                 if self._closed:  # closed while connecting
                     await _close(self._publisher)
                     raise self._closed_error("publish")
-            await self._publisher.execute("SELECT pg_notify($1, $2)", self.channel, payload)
+            try:
+                await self._publisher.execute("SELECT pg_notify($1, $2)", self.channel, payload)
+            except unreachable_errors(_asyncpg()) as exc:
+                raise unavailable(self, exc) from exc
 
     async def _connect(self, role: str) -> Any:
+        """A connection of its own (`application_name` says what for).
+
+        Raises:
+            StoreUnavailableError: PostgreSQL cannot be reached.
+        """
         application_name = f"{role}:{self.channel}"[:63]
-        return await _asyncpg().connect(
-            self._dsn, server_settings={"application_name": application_name}
-        )
+        pg = _asyncpg()
+        try:
+            return await pg.connect(
+                self._dsn,
+                server_settings={"application_name": application_name},
+                timeout=CONNECT_TIMEOUT_S,
+            )
+        except unreachable_errors(pg) as exc:
+            raise unavailable(self, exc) from exc
+
+    def __repr__(self) -> str:
+        return f"PostgresControl({redact(self._dsn)!r}, channel={self.channel!r})"
 
     async def _listen_once(self, listening: Callable[[], None]) -> NoReturn:
         connection = await self._connect("rxagent-listen")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from rxagent.errors import ConfigurationError
 from rxagent.state._control import HEALTH_CHECK_S, ConnectionLostError, _RemoteControl
+from rxagent.state._store_common import CONNECT_TIMEOUT_S, redact, unavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -23,9 +24,17 @@ def _redis_client(url: str, client_name: str) -> Any:
     except ImportError as exc:  # pragma: no cover - the redis extra is a dev dependency
         raise ConfigurationError("RedisControl needs redis: pip install 'rxagent[redis]'") from exc
     try:
-        return redis.asyncio.Redis.from_url(url, client_name=client_name)
+        return redis.asyncio.Redis.from_url(
+            url, client_name=client_name, socket_connect_timeout=CONNECT_TIMEOUT_S
+        )
     except ValueError as exc:
         raise ConfigurationError(f"RedisControl: url={url!r} is not usable: {exc}") from exc
+
+
+def _errors() -> Any:
+    import redis.exceptions
+
+    return redis.exceptions
 
 
 @final
@@ -71,6 +80,7 @@ class RedisControl(_RemoteControl):
                 "RedisControl: url must be a Redis URL such as 'redis://localhost:6379/0'"
             )
         super().__init__(channel)
+        self._url = url
         # Redis takes client names of printable ASCII without spaces only
         name = "".join(c if "!" <= c <= "~" else "_" for c in channel)
         self._client = _redis_client(url, _CLIENT_NAME_PREFIX + name)
@@ -80,14 +90,24 @@ class RedisControl(_RemoteControl):
 
         Raises:
             ConfigurationError: The channel is closed.
+            StoreUnavailableError: Redis cannot be reached.
         """
         self._check_open("publish")
-        await self._client.publish(self.channel, message.model_dump_json())
+        try:
+            await self._client.publish(self.channel, message.model_dump_json())
+        except (OSError, _errors().ConnectionError, _errors().TimeoutError) as exc:
+            raise unavailable(self, exc) from exc
+
+    def __repr__(self) -> str:
+        return f"RedisControl({redact(self._url)!r}, channel={self.channel!r})"
 
     async def _listen_once(self, listening: Callable[[], None]) -> NoReturn:
         pubsub = self._client.pubsub()
         try:
-            await pubsub.subscribe(self.channel)
+            try:
+                await pubsub.subscribe(self.channel)
+            except (OSError, _errors().ConnectionError, _errors().TimeoutError) as exc:
+                raise unavailable(self, exc) from exc
             pinged = False
             while True:
                 reply = await pubsub.get_message(timeout=HEALTH_CHECK_S)

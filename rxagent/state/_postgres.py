@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.errors import ConfigurationError
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
-    LoopBound,
+    CONNECT_TIMEOUT_S,
+    ConnectedStore,
     check_agent,
     check_expected,
     check_key,
@@ -27,7 +27,7 @@ from rxagent.state._store_common import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from types import ModuleType, TracebackType
+    from types import ModuleType
 
     from rxagent.state._control import ControlChannel
     from rxagent.state._state import AgentState
@@ -82,13 +82,15 @@ _RENEW: Final = (
 )
 
 
-class PostgresStore:
+class PostgresStore(ConnectedStore):
     """Sessions in PostgreSQL: for several processes or machines serving the same agents.
 
     A connection pool (asyncpg) is created on first use. Every operation is one statement, so
     each is atomic and a save is one round trip. Leases expire by the database's clock (`now()`),
     so the machines' clocks need not agree. The tables (`<table_prefix>sessions`, `...leases`,
     `...meta`) are created on first use and upgraded in a transaction when the layout changes.
+    A server that cannot be reached (down, restarting, out of connections) raises
+    `StoreUnavailableError`; the pool reconnects by itself once it is back.
 
     Needs the `postgres` extra: `pip install 'rxagent[postgres]'`.
 
@@ -98,7 +100,8 @@ class PostgresStore:
         min_size: The pool's idle connections.
         max_size: The pool's most connections.
         connect_kwargs: Passed to `asyncpg.create_pool` (e.g. `ssl`, `statement_cache_size=0`
-            behind PgBouncer in transaction mode).
+            behind PgBouncer in transaction mode); `timeout`, the seconds a connection attempt
+            may take, defaults to 10.
 
     Example:
         ```python
@@ -109,8 +112,6 @@ class PostgresStore:
         assert store.table_prefix == "chat_"  # no connection until first use
         ```
     """
-
-    persistent = True
 
     def __init__(
         self,
@@ -126,19 +127,17 @@ class PostgresStore:
                 f"PostgresStore dsn must be a postgresql:// URL, got {dsn!r}; "
                 "e.g. postgresql://user@127.0.0.1:5432/db"
             )
-        self._asyncpg: ModuleType = import_extra("asyncpg", "postgres", "PostgresStore")
+        pg: ModuleType = import_extra("asyncpg", "postgres", "PostgresStore")
+        self._asyncpg = pg
         self._dsn = dsn
         self._prefix = check_table_prefix(table_prefix)
+        super().__init__(unreachable_errors(pg))
         self._pool_kwargs: dict[str, Any] = {
             "min_size": min_size,
             "max_size": max_size,
+            "timeout": CONNECT_TIMEOUT_S,
             **connect_kwargs,
         }
-        self._pool: Any = None
-        self._opening: asyncio.Lock | None = None
-        self._loop = LoopBound(repr(self))
-        self._control: ControlChannel | None = None
-        self._closed = False
         self._sql = {name: sql.format(p=self._prefix) for name, sql in _STATEMENTS.items()}
 
     @property
@@ -151,22 +150,7 @@ class PostgresStore:
 
     # -- connection ---------------------------------------------------------------------------
 
-    async def _connected(self) -> Any:
-        """The pool, created (and the tables migrated) on first use."""
-        if self._pool is not None:
-            self._loop.check()
-            return self._pool
-        if self._closed:
-            raise ConfigurationError(f"{self!r} is closed; create a new store to use it again")
-        self._loop.check()
-        if self._opening is None:
-            self._opening = asyncio.Lock()
-        async with self._opening:
-            if self._pool is None:
-                self._pool = await self._create_pool()
-        return self._pool
-
-    async def _create_pool(self) -> Any:
+    async def _open_client(self) -> Any:
         pg = self._asyncpg
         try:
             pool = await pg.create_pool(self._dsn, **self._pool_kwargs)
@@ -186,6 +170,15 @@ class PostgresStore:
             await pool.close()
             raise
         return pool
+
+    async def _close_client(self, client: Any) -> None:
+        await client.close()
+
+    def _new_control(self) -> ControlChannel:
+        """LISTEN/NOTIFY on the channel `<table_prefix>control`."""
+        from rxagent.state._control_pg import PostgresControl
+
+        return PostgresControl(self._dsn, channel=f"{self._prefix}control")
 
     async def _migrate(self, pool: Any) -> None:
         """Create or upgrade the tables to the layout of this code, in one transaction."""
@@ -219,16 +212,26 @@ class PostgresStore:
                     str(target),
                 )
 
+    # -- statements ---------------------------------------------------------------------------
+
+    async def _value(self, name: str, *args: object) -> Any:
+        """The first column of the first row of statement `name` (None without a row)."""
+        return await self._run(lambda pool: pool.fetchval(self._sql[name], *args))
+
+    async def _rows(self, name: str, *args: object) -> list[Any]:
+        """The rows of statement `name`."""
+        rows: list[Any] = await self._run(lambda pool: pool.fetch(self._sql[name], *args))
+        return rows
+
     # -- state --------------------------------------------------------------------------------
 
     async def load(self, agent: str, session_id: str) -> StoredState | None:
         """See `SessionStore.load`."""
         check_key(agent, session_id)
-        pool = await self._connected()
-        row = await pool.fetchrow(self._sql["load"], agent, session_id)
-        if row is None:
+        rows = await self._rows("load", agent, session_id)
+        if not rows:
             return None
-        return StoredState(decode_state(row[0], agent, session_id), int(row[1]))
+        return StoredState(decode_state(rows[0][0], agent, session_id), int(rows[0][1]))
 
     async def save(
         self,
@@ -242,36 +245,30 @@ class PostgresStore:
         check_key(agent, session_id)
         expected = check_expected(expected_version)
         text = encode_state(check_state(state))
-        pool = await self._connected()
         if expected is None:
-            version = await pool.fetchval(self._sql["save_any"], agent, session_id, text)
+            version = await self._value("save_any", agent, session_id, text)
         elif expected == 0:
-            version = await pool.fetchval(self._sql["save_new"], agent, session_id, text)
+            version = await self._value("save_new", agent, session_id, text)
         else:
-            version = await pool.fetchval(self._sql["save_at"], agent, session_id, text, expected)
+            version = await self._value("save_at", agent, session_id, text, expected)
         if version is not None:
             return int(version)
-        stored = await pool.fetchval(self._sql["version"], agent, session_id)
+        stored = await self._value("version", agent, session_id)
         raise conflict(agent, session_id, int(stored or 0), expected or 0)
 
     async def delete(self, agent: str, session_id: str) -> bool:
         """See `SessionStore.delete`: the state and the lease go in one statement."""
         check_key(agent, session_id)
-        pool = await self._connected()
-        return await pool.fetchval(self._sql["delete"], agent, session_id) is not None
+        return await self._value("delete", agent, session_id) is not None
 
     async def list_sessions(self, agent: str) -> list[str]:
         """See `SessionStore.list_sessions`."""
         check_agent(agent)
-        pool = await self._connected()
-        rows = await pool.fetch(self._sql["sessions"], agent)
-        return sorted(row[0] for row in rows)
+        return sorted(row[0] for row in await self._rows("sessions", agent))
 
     async def list_agents(self) -> list[str]:
         """See `SessionStore.list_agents`."""
-        pool = await self._connected()
-        rows = await pool.fetch(self._sql["agents"])
-        return sorted(row[0] for row in rows)
+        return sorted(row[0] for row in await self._rows("agents"))
 
     # -- leases -------------------------------------------------------------------------------
 
@@ -280,64 +277,40 @@ class PostgresStore:
         check_key(agent, session_id)
         check_owner(owner)
         ttl = check_ttl(ttl_s)
-        pool = await self._connected()
-        return await pool.fetchval(self._sql["acquire"], agent, session_id, owner, ttl) is not None
+        return await self._value("acquire", agent, session_id, owner, ttl) is not None
 
     async def renew_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
         """See `SessionStore.renew_lease`."""
         check_key(agent, session_id)
         check_owner(owner)
         ttl = check_ttl(ttl_s)
-        pool = await self._connected()
-        return await pool.fetchval(self._sql["renew"], agent, session_id, owner, ttl) is not None
+        return await self._value("renew", agent, session_id, owner, ttl) is not None
 
     async def release_lease(self, agent: str, session_id: str, owner: str) -> None:
         """See `SessionStore.release_lease`."""
         check_key(agent, session_id)
         check_owner(owner)
-        pool = await self._connected()
-        await pool.execute(self._sql["release"], agent, session_id, owner)
+        await self._value("release", agent, session_id, owner)
 
     async def lease_holder(self, agent: str, session_id: str) -> str | None:
         """See `SessionStore.lease_holder`."""
         check_key(agent, session_id)
-        pool = await self._connected()
-        owner = await pool.fetchval(self._sql["holder"], agent, session_id)
+        owner = await self._value("holder", agent, session_id)
         return None if owner is None else str(owner)
 
-    # -- lifecycle ----------------------------------------------------------------------------
 
-    def control(self) -> ControlChannel:
-        """See `SessionStore.control`: LISTEN/NOTIFY on `<table_prefix>control`, one per store."""
-        if self._control is None:
-            from rxagent.state._control_pg import PostgresControl
-
-            self._control = PostgresControl(self._dsn, channel=f"{self._prefix}control")
-        return self._control
-
-    async def aclose(self) -> None:
-        """See `SessionStore.aclose`: close the channel and the pool (idempotent)."""
-        self._closed = True
-        control, self._control = self._control, None
-        pool, self._pool = self._pool, None
-        try:
-            if control is not None:
-                await control.aclose()
-        finally:
-            if pool is not None:
-                await pool.close()
-
-    async def __aenter__(self) -> Self:
-        await self._connected()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+def unreachable_errors(pg: ModuleType) -> tuple[type[BaseException], ...]:
+    """The asyncpg errors that mean the server cannot be reached (or is going away) now."""
+    return (
+        OSError,  # refused, reset, unknown host, a connect timeout
+        pg.PostgresConnectionError,  # class 08: the connection failed or was dropped
+        pg.exceptions.OperatorInterventionError,  # class 57: shutting down, starting up
+        pg.exceptions.InsufficientResourcesError,  # class 53: too many connections, disk full
+        # a connection the server dropped mid-operation: "connection is closed", or asyncpg's
+        # own "cannot switch to state" (MagicStack/asyncpg#1069); the pool replaces it
+        pg.InterfaceError,
+        pg.exceptions.InternalClientError,
+    )
 
 
 def _lock_key(prefix: str) -> int:
@@ -357,7 +330,8 @@ _STATEMENTS: Final = {
     "agents": "SELECT DISTINCT agent FROM {p}sessions",
     "acquire": _ACQUIRE,
     "renew": _RENEW,
-    "release": "DELETE FROM {p}leases WHERE agent = $1 AND session_id = $2 AND owner = $3",
+    "release": "DELETE FROM {p}leases WHERE agent = $1 AND session_id = $2 AND owner = $3"
+    " RETURNING owner",
     "holder": "SELECT owner FROM {p}leases WHERE agent = $1 AND session_id = $2"
     " AND expires_at > now()",
 }

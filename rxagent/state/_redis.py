@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.errors import ConfigurationError
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
-    LoopBound,
+    CONNECT_TIMEOUT_S,
+    ConnectedStore,
     check_agent,
     check_expected,
     check_key,
@@ -25,12 +25,15 @@ from rxagent.state._store_common import (
 )
 
 if TYPE_CHECKING:
-    from types import ModuleType, TracebackType
+    from types import ModuleType
 
     from rxagent.state._control import ControlChannel
     from rxagent.state._state import AgentState
 
 __all__ = ["RedisStore"]
+
+_COMMAND_TIMEOUT_S: Final = 30.0
+"""How long a command waits for Redis to answer, by default (every command here is quick)."""
 
 MIGRATIONS: list[str] = [
     "-- layout 0 -> 1: keys are created on demand; nothing to change",
@@ -90,13 +93,15 @@ return 0
 """
 
 
-class RedisStore:
+class RedisStore(ConnectedStore):
     """Sessions in Redis: for several processes or machines, with pub/sub control beside them.
 
     Each write is one Lua script (one `EVALSHA` round trip), atomic in Redis, that checks the
     optimistic version and writes the state, so a crashed writer never leaves half a state.
     Leases are keys set with `SET NX PX` and renewed or released by their owner only; they expire
     by the Redis server's clock. Keys start with `prefix`; `<prefix>meta` records the layout.
+    A server that cannot be reached raises `StoreUnavailableError`; a wrong password is a
+    `ConfigurationError`.
 
     Needs the `redis` extra: `pip install 'rxagent[redis]'`. Configure Redis persistence
     (AOF or RDB) for state to survive a Redis restart.
@@ -104,7 +109,8 @@ class RedisStore:
     Args:
         url: A Redis URL, e.g. `redis://127.0.0.1:6379/0` (or `rediss://` for TLS).
         prefix: Starts every key this store writes.
-        client_kwargs: Passed to `redis.asyncio.from_url` (e.g. `socket_timeout`).
+        client_kwargs: Passed to `redis.asyncio.from_url`; `socket_connect_timeout` defaults
+            to 10 seconds and `socket_timeout` to 30.
 
     Example:
         ```python
@@ -115,8 +121,6 @@ class RedisStore:
         assert store.prefix == "chat:"  # no connection until first use
         ```
     """
-
-    persistent = True
 
     def __init__(self, url: str, *, prefix: str = "rxagent:", **client_kwargs: Any) -> None:
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
@@ -131,13 +135,15 @@ class RedisStore:
         self._redis: ModuleType = import_extra("redis.asyncio", "redis", "RedisStore")
         self._url = url
         self._prefix = prefix
-        self._client_kwargs = client_kwargs
-        self._client: Any = None
+        errors = import_extra("redis.exceptions", "redis", "RedisStore")
+        super().__init__((OSError, errors.ConnectionError, errors.TimeoutError))
+        self._auth_error: type[Exception] = errors.AuthenticationError
+        self._client_kwargs = {
+            "socket_connect_timeout": CONNECT_TIMEOUT_S,
+            "socket_timeout": _COMMAND_TIMEOUT_S,
+            **client_kwargs,
+        }
         self._scripts: dict[str, Any] = {}
-        self._opening: asyncio.Lock | None = None
-        self._loop = LoopBound(repr(self))
-        self._control: ControlChannel | None = None
-        self._closed = False
 
     @property
     def prefix(self) -> str:
@@ -158,22 +164,7 @@ class RedisStore:
 
     # -- connection ---------------------------------------------------------------------------
 
-    async def _connected(self) -> Any:
-        """The client, connected (and the layout migrated) on first use."""
-        if self._client is not None:
-            self._loop.check()
-            return self._client
-        if self._closed:
-            raise ConfigurationError(f"{self!r} is closed; create a new store to use it again")
-        self._loop.check()
-        if self._opening is None:
-            self._opening = asyncio.Lock()
-        async with self._opening:
-            if self._client is None:
-                self._client = await self._connect()
-        return self._client
-
-    async def _connect(self) -> Any:
+    async def _open_client(self) -> Any:
         try:
             client = self._redis.from_url(self._url, **self._client_kwargs)
         except (ValueError, TypeError) as exc:
@@ -182,6 +173,11 @@ class RedisStore:
             ) from exc
         try:
             await self._migrate(client)
+        except self._auth_error as exc:
+            await client.aclose()
+            raise ConfigurationError(
+                f"cannot connect {self!r}: {exc}; check the password (or user) in the URL"
+            ) from exc
         except BaseException:
             await client.aclose()
             raise
@@ -194,6 +190,19 @@ class RedisStore:
         ):
             self._scripts[name] = client.register_script(script)
         return client
+
+    async def _close_client(self, client: Any) -> None:
+        await client.aclose()
+
+    def _new_control(self) -> ControlChannel:
+        """Pub/sub on the channel `<prefix>control`."""
+        from rxagent.state._control_redis import RedisControl
+
+        return RedisControl(self._url, channel=f"{self._prefix}control")
+
+    async def _script(self, name: str, keys: list[str], args: list[str | int]) -> Any:
+        """Run the atomic script `name`."""
+        return await self._run(lambda _client: self._scripts[name](keys=keys, args=args))
 
     async def _migrate(self, client: Any) -> None:
         """Bring the layout in `<prefix>meta` to this code's, one atomic script per step."""
@@ -210,8 +219,8 @@ class RedisStore:
     async def load(self, agent: str, session_id: str) -> StoredState | None:
         """See `SessionStore.load`."""
         check_key(agent, session_id)
-        client = await self._connected()
-        version, text = await client.hmget(self._session_key("state", agent, session_id), "v", "s")
+        key = self._session_key("state", agent, session_id)
+        version, text = await self._run(lambda client: client.hmget(key, "v", "s"))
         if version is None or text is None:
             return None
         return StoredState(decode_state(text, agent, session_id), int(version))
@@ -228,14 +237,14 @@ class RedisStore:
         check_key(agent, session_id)
         expected = check_expected(expected_version)
         text = encode_state(check_state(state))
-        await self._connected()
-        saved, version = await self._scripts["save"](
-            keys=[
+        saved, version = await self._script(
+            "save",
+            [
                 self._session_key("state", agent, session_id),
                 self._sessions_key(agent),
                 f"{self._prefix}agents",
             ],
-            args=[text, "" if expected is None else expected, session_id, agent],
+            [text, "" if expected is None else expected, session_id, agent],
         )
         if not saved:
             raise conflict(agent, session_id, int(version), expected or 0)
@@ -244,28 +253,30 @@ class RedisStore:
     async def delete(self, agent: str, session_id: str) -> bool:
         """See `SessionStore.delete`: the state, the lease and the indexes in one script."""
         check_key(agent, session_id)
-        await self._connected()
-        existed = await self._scripts["delete"](
-            keys=[
+        existed = await self._script(
+            "delete",
+            [
                 self._session_key("state", agent, session_id),
                 self._session_key("lease", agent, session_id),
                 self._sessions_key(agent),
                 f"{self._prefix}agents",
             ],
-            args=[session_id, agent],
+            [session_id, agent],
         )
         return bool(existed)
+
+    async def _members(self, key: str) -> list[str]:
+        members = await self._run(lambda client: client.smembers(key))
+        return sorted(bytes(m).decode() for m in members)
 
     async def list_sessions(self, agent: str) -> list[str]:
         """See `SessionStore.list_sessions`."""
         check_agent(agent)
-        client = await self._connected()
-        return sorted(m.decode() for m in await client.smembers(self._sessions_key(agent)))
+        return await self._members(self._sessions_key(agent))
 
     async def list_agents(self) -> list[str]:
         """See `SessionStore.list_agents`."""
-        client = await self._connected()
-        return sorted(m.decode() for m in await client.smembers(f"{self._prefix}agents"))
+        return await self._members(f"{self._prefix}agents")
 
     # -- leases -------------------------------------------------------------------------------
 
@@ -277,9 +288,8 @@ class RedisStore:
         args: list[str | int] = [owner]
         if ttl_s is not None:
             args.append(max(1, math.ceil(check_ttl(ttl_s) * 1000)))
-        await self._connected()
         key = self._session_key("lease", agent, session_id)
-        return bool(await self._scripts[name](keys=[key], args=args))
+        return bool(await self._script(name, [key], args))
 
     async def acquire_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
         """See `SessionStore.acquire_lease`: `SET NX PX`, or a renewal by the same owner."""
@@ -296,40 +306,6 @@ class RedisStore:
     async def lease_holder(self, agent: str, session_id: str) -> str | None:
         """See `SessionStore.lease_holder`."""
         check_key(agent, session_id)
-        client = await self._connected()
-        owner = await client.get(self._session_key("lease", agent, session_id))
+        key = self._session_key("lease", agent, session_id)
+        owner = await self._run(lambda client: client.get(key))
         return None if owner is None else bytes(owner).decode()
-
-    # -- lifecycle ----------------------------------------------------------------------------
-
-    def control(self) -> ControlChannel:
-        """See `SessionStore.control`: pub/sub on the channel `<prefix>control`, one per store."""
-        if self._control is None:
-            from rxagent.state._control_redis import RedisControl
-
-            self._control = RedisControl(self._url, channel=f"{self._prefix}control")
-        return self._control
-
-    async def aclose(self) -> None:
-        """See `SessionStore.aclose`: close the channel and the connections (idempotent)."""
-        self._closed = True
-        control, self._control = self._control, None
-        client, self._client = self._client, None
-        try:
-            if control is not None:
-                await control.aclose()
-        finally:
-            if client is not None:
-                await client.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self._connected()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

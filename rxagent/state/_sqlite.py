@@ -22,6 +22,7 @@ from rxagent.state._store_common import (
     conflict,
     decode_state,
     encode_state,
+    unavailable,
 )
 
 if TYPE_CHECKING:
@@ -77,12 +78,25 @@ _ACQUIRE: Final = (
 )
 
 
+_UNAVAILABLE: Final = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_FULL",
+                       "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PROTOCOL")  # fmt: skip
+"""The result codes (and their extended codes) that say the file cannot be used now."""
+
+
+def _is_unavailable(exc: sqlite3.OperationalError) -> bool:
+    """Whether `exc` says the file is locked or unusable (not that a statement is wrong)."""
+    name: str = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(_UNAVAILABLE)
+
+
 class SQLiteStore:
     """Sessions in a SQLite file: the embedded default for servers and the CLI.
 
     One connection per store (WAL journal, `synchronous=NORMAL`), opened on first use and
     guarded by a lock; each save is one atomic statement, so a crash never leaves half a state.
-    Processes on one machine may share the file: writers wait for each other (busy timeout).
+    Processes on one machine may share the file: writers wait for each other (busy timeout);
+    a write still locked out after it, or a file that cannot be written (disk full, read-only),
+    raises `StoreUnavailableError`.
     The tables are created on first use, and `rxagent_meta` records their layout version.
 
     Args:
@@ -203,10 +217,20 @@ class SQLiteStore:
         await conn.execute("COMMIT")
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        """Run one statement (atomic on its own) and return its rows."""
+        """Run one statement (atomic on its own) and return its rows.
+
+        Raises:
+            StoreUnavailableError: The file stayed locked by another process for the busy
+                timeout, or cannot be read or written (disk full, I/O error, read-only).
+        """
         async with self._guard():
-            conn = await self._open()
-            return list(await conn.execute_fetchall(sql, params))
+            try:
+                conn = await self._open()
+                return list(await conn.execute_fetchall(sql, params))
+            except sqlite3.OperationalError as exc:
+                if _is_unavailable(exc):
+                    raise unavailable(self, exc) from exc
+                raise
 
     async def _transaction(self, body: Callable[[aiosqlite.Connection], Awaitable[int]]) -> int:
         """Run `body` in a `BEGIN IMMEDIATE` transaction that finishes even if we are cancelled.
@@ -226,7 +250,12 @@ class SQLiteStore:
                 await conn.execute("COMMIT")
                 return result
 
-        return await asyncio.shield(asyncio.ensure_future(run()))
+        try:
+            return await asyncio.shield(asyncio.ensure_future(run()))
+        except sqlite3.OperationalError as exc:
+            if _is_unavailable(exc):
+                raise unavailable(self, exc) from exc
+            raise
 
     # -- state --------------------------------------------------------------------------------
 

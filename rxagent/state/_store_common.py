@@ -7,19 +7,58 @@ import importlib
 import json
 import math
 import re
-from typing import TYPE_CHECKING, Any, Final
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from rxagent.errors import ConcurrentModificationError, ConfigurationError, StateVersionError
+from rxagent.errors import (
+    ConcurrentModificationError,
+    ConfigurationError,
+    RxAgentError,
+    StateVersionError,
+)
 from rxagent.state import _state
 from rxagent.state._state import AgentState, migrate_state
 
 if TYPE_CHECKING:
-    from types import ModuleType
+    from collections.abc import Awaitable, Callable
+    from types import ModuleType, TracebackType
 
-__all__: list[str] = []
+    from rxagent.state._control import ControlChannel
+
+__all__ = ["CONNECT_TIMEOUT_S", "ConnectedStore", "StoreUnavailableError", "unavailable"]
+
+T = TypeVar("T")
+
+CONNECT_TIMEOUT_S: Final = 10.0
+"""How long a store or control channel waits for its server to accept a connection, by default."""
+
+
+class StoreUnavailableError(RxAgentError):
+    """A session store (or its control channel) cannot be reached now: retry later.
+
+    Its server is down, restarting, unreachable or out of connections. The message names the
+    store (password redacted) and the underlying error; the server answers it with a 503
+    `store_unavailable`, without those details.
+
+    Example:
+        ```python
+        from rxagent.errors import RxAgentError
+        from rxagent.state._store_common import StoreUnavailableError
+
+        assert issubclass(StoreUnavailableError, RxAgentError)
+        ```
+    """
+
+
+def unavailable(store: object, exc: BaseException) -> StoreUnavailableError:
+    """The `StoreUnavailableError` of `store` (its repr hides passwords) failing with `exc`."""
+    return StoreUnavailableError(
+        f"{store!r} is unavailable ({type(exc).__name__}: {exc}); check that its server is "
+        "running and reachable, then retry"
+    )
 
 
 def check_key(agent: object, session_id: object) -> None:
@@ -209,3 +248,99 @@ class LoopBound:
                 "asyncio.run); create the store inside the asyncio.run that uses it, and "
                 "close it with `async with` or aclose()"
             )
+
+
+class ConnectedStore(ABC):
+    """What the stores with a database server share: one lazily opened client, on one loop.
+
+    The client opens on first use (on the running loop, which the store is then bound to); an
+    error of `unreachable` (a refused connection, a dropped one, a server shutting down), while
+    opening or in an operation run through `_run`, is a `StoreUnavailableError`. The control
+    channel is made on demand; `aclose()` closes both, once.
+    """
+
+    persistent = True
+
+    def __init__(self, unreachable: tuple[type[BaseException], ...]) -> None:
+        self._unreachable = unreachable
+        self._client: Any = None
+        self._opening: asyncio.Lock | None = None
+        self._loop = LoopBound(repr(self))
+        self._control: ControlChannel | None = None
+        self._closed = False
+
+    @abstractmethod
+    async def _open_client(self) -> Any:
+        """Connect, migrate the layout, and return the client (closing it on failure)."""
+
+    @abstractmethod
+    async def _close_client(self, client: Any) -> None:
+        """Close a client `_open_client` returned."""
+
+    @abstractmethod
+    def _new_control(self) -> ControlChannel:
+        """The control channel of processes sharing this store."""
+
+    async def _connected(self) -> Any:
+        """The client, opened (and the tables migrated) on first use."""
+        if self._client is not None:
+            self._loop.check()
+            return self._client
+        if self._closed:
+            raise ConfigurationError(f"{self!r} is closed; create a new store to use it again")
+        self._loop.check()
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._client is None:
+                try:
+                    client = await self._open_client()
+                except self._unreachable as exc:
+                    raise unavailable(self, exc) from exc
+                if self._was_closed():  # closed while connecting: keep nothing open
+                    await self._close_client(client)
+                    raise ConfigurationError(f"{self!r} was closed while it connected")
+                self._client = client
+        return self._client
+
+    def _was_closed(self) -> bool:
+        """Whether `aclose()` ran (read again after an `await`)."""
+        return self._closed
+
+    async def _run(self, operation: Callable[[Any], Awaitable[T]]) -> T:
+        """Run `operation(client)`; a lost or refused connection is a `StoreUnavailableError`."""
+        client = await self._connected()
+        try:
+            return await operation(client)
+        except self._unreachable as exc:
+            raise unavailable(self, exc) from exc
+
+    def control(self) -> ControlChannel:
+        """See `SessionStore.control`: one channel per store, made on first use."""
+        if self._control is None:
+            self._control = self._new_control()
+        return self._control
+
+    async def aclose(self) -> None:
+        """See `SessionStore.aclose`: close the channel and the client (idempotent)."""
+        self._closed = True
+        control, self._control = self._control, None
+        client, self._client = self._client, None
+        try:
+            if control is not None:
+                await control.aclose()
+        finally:
+            if client is not None:
+                await self._close_client(client)
+
+    async def __aenter__(self) -> Self:
+        await self._connected()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -122,7 +122,8 @@ def test_an_agent_the_options_cannot_build(cli, openai_server) -> None:
 def test_redact_url_hides_passwords_only() -> None:
     assert redact_url("postgresql://u:pw@h:5432/db") == "postgresql://u:***@h:5432/db"
     assert redact_url("redis://h:6379/0") == "redis://h:6379/0"
-    assert redact_url("http://[::1") == "http://[::1"  # unparsable: shown as given
+    # unparsable: not shown at all, since it could hold a password
+    assert redact_url("postgresql://u:pw@[::1/db") == "<unparsable url>"
 
 
 def test_utf8_safe_replaces_what_the_stream_cannot_encode() -> None:

@@ -50,7 +50,7 @@ UNTYPED = "def untyped(x):\n    return x\n"
     [
         ("TOOLS", "missing", "module '{mod}' has no attribute 'missing'; check the name"),
         ("TOOLS", "ad", "module '{mod}' has no attribute 'ad'; did you mean 'add'?"),
-        ("TOOLS", "kit.nope", "module '{mod}.kit' has no attribute 'nope'; check the name"),
+        ("TOOLS", "kit.qzxw", "module '{mod}.kit' has no attribute 'qzxw'; check the name"),
         ("TOOLS", "not_a_tool", "expected a tool (a function or a Tool), a list or tuple of them"),
         (BROKEN, "x", "importing '{mod}' failed with ZeroDivisionError: division by zero at"),
         (NEEDS_A_PACKAGE, "x", "importing '{mod}' failed: No module named 'surely_not_instal"),

@@ -180,6 +180,18 @@ def test_a_port_in_use_is_a_failure(cli, agents: str) -> None:
     assert done.err.rstrip().endswith("pick another --port or --host")
 
 
+def test_a_store_whose_server_is_down_is_one_line_naming_the_store(cli, agents: str) -> None:
+    # port 1 on loopback: nothing listens there; the server cannot subscribe to its channel
+    store = "postgresql://app:s3cret@127.0.0.1:1/db"
+    done = cli("serve", f"{agents}:bot", "--port", "0", "--store", store)
+    assert done.code == 1
+    assert done.err.count("\n") == 1
+    assert "Traceback" not in done.err
+    assert done.err.startswith("error: PostgresControl('postgresql://app:***@127.0.0.1:1/db'")
+    assert "is unavailable" in done.err
+    assert "s3cret" not in done.err
+
+
 def test_a_server_process_answers_a_run_then_stops_on_sigterm(workdir: Path, agents: str) -> None:
     env = {**os.environ, "RXAGENT_API_KEYS": "secret"}
     argv = [*_CLI, "serve", f"{agents}:bot", "--port", "0"]

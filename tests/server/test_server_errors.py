@@ -265,6 +265,12 @@ def test_bad_auth_is_a_configuration_error(auth: Any, message: str):
         create_app(fresh_agent(), auth=auth)
 
 
+def test_a_key_of_the_wrong_type_is_not_echoed_in_the_error():
+    with pytest.raises(ConfigurationError, match="got bytes") as info:
+        create_app(fresh_agent(), auth=[b"sk-very-secret"])  # type: ignore[list-item]
+    assert "very-secret" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("agents", "message"),
     [

@@ -78,3 +78,20 @@ async def test_a_run_that_cannot_start_raises_from_batch() -> None:
         await events.batch(1.0)
     assert await events.batch(1.0) is None
     await events.aclose()
+
+
+async def test_events_before_a_failure_come_out_before_it() -> None:
+    async def breaks_off() -> AsyncIterator[BaseEvent]:  # a run whose store goes down mid-way
+        for n in range(3):
+            yield _event(n)
+        raise ConnectionError("the store went away")
+
+    events = RunEvents(breaks_off(), lambda e: None)
+    await events.start()
+    while not events.finished:  # let the pump queue everything, the failure included
+        await asyncio.sleep(0)
+    assert _names(await events.batch(1.0)) == ["e0", "e1", "e2"]
+    with pytest.raises(ConnectionError):
+        await events.batch(1.0)
+    assert await events.batch(1.0) is None
+    await events.aclose()

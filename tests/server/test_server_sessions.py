@@ -172,11 +172,14 @@ class DecidingAgent(ReActAgent):
 
     decisions: list[tuple[str, str, str | None]]
 
-    async def approve(self, approval_id: str, *, session_id: str = "default") -> Any:
+    async def approve(  # type: ignore[override]
+        self, approval_id: str, *, session_id: str = "default"
+    ) -> Any:
         await self._decide(approval_id, session_id, "approved", None)
-        return await self.call("approved, go on", session_id=session_id)
+        # a run of its own: the parked session keeps its (fake) pending approvals untouched
+        return await self.call("approved, go on", session_id=f"{session_id}-resumed")
 
-    async def reject(
+    async def reject(  # type: ignore[override]
         self, approval_id: str, reason: str | None = None, *, session_id: str = "default"
     ) -> Any:
         await self._decide(approval_id, session_id, "rejected", reason)
@@ -240,8 +243,8 @@ async def test_approval_errors_are_typed():
 
 
 class NoApprovals(ReActAgent):
-    approve = None
-    reject = None
+    approve = None  # type: ignore[assignment]
+    reject = None  # type: ignore[assignment]
 
 
 async def test_without_approve_an_unknown_id_is_404_and_a_pending_one_501():
