@@ -223,14 +223,22 @@ class SQLiteStore:
             StoreUnavailableError: The file stayed locked by another process for the busy
                 timeout, or cannot be read or written (disk full, I/O error, read-only).
         """
-        async with self._guard():
-            try:
-                conn = await self._open()
-                return list(await conn.execute_fetchall(sql, params))
-            except sqlite3.OperationalError as exc:
-                if _is_unavailable(exc):
-                    raise unavailable(self, exc) from exc
-                raise
+        lock = self._guard()
+        conn = self._conn
+        try:
+            if conn is None or lock.locked():  # opening, or a transaction has the connection
+                async with lock:
+                    conn = await self._open()
+                    return list(await conn.execute_fetchall(sql, params))
+            # A single statement is atomic on its own, and aiosqlite runs statements in the order
+            # they were queued (the queueing happens before the first await), so it need not
+            # wait for the statements ahead of it: under load they reach the database thread
+            # back to back instead of one loop iteration apart.
+            return list(await conn.execute_fetchall(sql, params))
+        except sqlite3.OperationalError as exc:
+            if _is_unavailable(exc):
+                raise unavailable(self, exc) from exc
+            raise
 
     async def _transaction(self, body: Callable[[aiosqlite.Connection], Awaitable[int]]) -> int:
         """Run `body` in a `BEGIN IMMEDIATE` transaction that finishes even if we are cancelled.
