@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rxagent.events import EVENT_ADAPTER as EVENT_ADAPTER
     from rxagent.events import ActingChunkEvent as ActingChunkEvent
     from rxagent.events import AgentEvent as AgentEvent
+    from rxagent.events import ApprovalRequestedEvent as ApprovalRequestedEvent
     from rxagent.events import BaseEvent as BaseEvent
     from rxagent.events import ContextTrimmedEvent as ContextTrimmedEvent
     from rxagent.events import CustomEvent as CustomEvent
@@ -102,6 +103,7 @@ _EXPORTS: Final[dict[str, str]] = {
     "EVENT_ADAPTER": "rxagent.events",
     "ActingChunkEvent": "rxagent.events",
     "AgentEvent": "rxagent.events",
+    "ApprovalRequestedEvent": "rxagent.events",
     "BaseEvent": "rxagent.events",
     "ContextTrimmedEvent": "rxagent.events",
     "CustomEvent": "rxagent.events",
@@ -151,6 +153,7 @@ __all__ = [
     "AgentInput",
     "AgentResult",
     "AgentState",
+    "ApprovalRequestedEvent",
     "BaseEvent",
     "BaseHook",
     "Block",

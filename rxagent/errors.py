@@ -11,6 +11,8 @@ RxAgentError
 ├── SessionBusyError              the session already has a run in progress
 ├── ConcurrentModificationError   an optimistic-version conflict in a SessionStore
 ├── ApprovalError                 an unknown or already decided approval id
+├── StoreUnavailableError         a session store's server is down (rxagent.state)
+├── MCPConnectionError            an MCP server could not be reached (rxagent.tools.mcp)
 ├── NoActiveRunError              current_run() called outside a run
 ├── HookFailedError               a hook with on_error="propagate" raised
 ├── Reject                        raised by a hook to refuse a call or a tool call
@@ -165,7 +167,17 @@ class ConcurrentModificationError(RxAgentError):
 
 
 class ApprovalError(RxAgentError):
-    """An approval id is unknown or was already decided."""
+    """An approval id is unknown or was already decided (`agent.approve` / `agent.reject`).
+
+    Attributes:
+        approval_id: The id that was passed.
+        session_id: The session it was looked for in.
+    """
+
+    def __init__(self, message: str, *, approval_id: str = "", session_id: str = "") -> None:
+        super().__init__(message)
+        self.approval_id = approval_id
+        self.session_id = session_id
 
 
 class NoActiveRunError(RxAgentError, RuntimeError):

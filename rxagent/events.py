@@ -16,6 +16,7 @@ serializes and parses any of them.
 | `PostCallEvent` | `reply` |
 | `ErrorEvent` | none |
 | `OutputChunkEvent` | none |
+| `ApprovalRequestedEvent` | none |
 
 Example:
     ```python
@@ -49,6 +50,7 @@ __all__ = [
     "EVENT_TYPES",
     "ActingChunkEvent",
     "AgentEvent",
+    "ApprovalRequestedEvent",
     "BaseEvent",
     "ChunkDelta",
     "ContextTrimmedEvent",
@@ -317,6 +319,24 @@ class RetryEvent(BaseEvent):
     """What failed."""
 
 
+class ApprovalRequestedEvent(BaseEvent):
+    """A tool call waits for a human: the run parks after it (see `ReActAgent.approve`).
+
+    It comes outside any model or tool call: after the PostActing of the batch's calls that
+    needed no approval, and before the PostCall, whose `result.pending_approvals` holds its
+    `approval_id`. The call has no PreActing yet; it gets one in the run that resumes it.
+    """
+
+    type: Literal["approval_requested"] = "approval_requested"
+    approval_id: str
+    """The id to pass to `agent.approve()` or `agent.reject()`."""
+    tool_call: ToolUseBlock
+    """The call waiting for approval; these arguments are the ones executed once approved."""
+    reason: str = ""
+    """Why approval is asked: the tool needs it, a PreActing hook changed the approved
+    arguments, or the session is still waiting for a decision."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -341,7 +361,8 @@ AgentEvent: TypeAlias = Annotated[
     | ContextTrimmedEvent
     | RetryEvent
     | CustomEvent
-    | OutputChunkEvent,
+    | OutputChunkEvent
+    | ApprovalRequestedEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -364,5 +385,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     RetryEvent,
     CustomEvent,
     OutputChunkEvent,
+    ApprovalRequestedEvent,
 )
 """Every built-in event class."""

@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from rxagent._fast import trusted
+from rxagent.agent._approval import needs_approval, park
 from rxagent.agent.context import _CURRENT_CALL
 from rxagent.errors import (
     ErrorCode,
@@ -40,14 +41,17 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
         if run.tool_calls_made + len(calls) >= limit:
             run.tools_withdrawn = True
     run.tool_calls_made += len(calls)
+    waits = [needs_approval(run, call) for call in calls]  # decided before any PreActing
+    held = [call for call, wait in zip(calls, waits, strict=True) if wait]
+    runnable = [call for call, wait in zip(calls, waits, strict=True) if not wait]
     results: dict[str, ToolResultBlock] = {}
     stop = False
-    if calls:
+    if runnable:
         try:
-            if agent.parallel_tool_calls and len(calls) > 1:
-                stop = await _act_parallel(run, calls, results)
+            if agent.parallel_tool_calls and len(runnable) > 1:
+                stop = await _act_parallel(run, runnable, results)
             else:
-                stop = await _act_sequential(run, calls, results)
+                stop = await _act_sequential(run, runnable, results)
         except (HookFailedError, Reject):  # a hook fails the run in the middle of the batch
             await _close_open_calls(run, results)
             _remember(run, calls, results)
@@ -67,6 +71,8 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
                 exception=None,
             )
         )
+    if held and not ctx._interrupt_requested:
+        return await park(run, (*calls, *cut), results, held, stop)
     _remember(run, (*calls, *cut), results)
     if ctx._interrupt_requested:
         return await run.interrupted("after_tool")
@@ -137,6 +143,9 @@ async def _post_acting(
         result, duration = outcome, 0.0
     else:
         result, duration = outcome.result, outcome.duration_ms
+        if outcome.group_change is not None:  # the model switched tool groups: the session keeps it
+            groups = run.agent.toolkit.switch_groups(run.state.active_groups, outcome.group_change)
+            run.state = run.state.model_copy(update={"active_groups": groups})
         if outcome.error_code is not None:
             await run.publish(
                 ctx._make(
@@ -161,7 +170,10 @@ async def _execute(run: Run, call: ToolUseBlock) -> ToolOutcome:
     _CURRENT_CALL.set(call)  # this task runs in its own copy of the context
     try:
         return await run.agent.toolkit.execute(
-            call, inject=run.inject, timeout=run.agent.tool_timeout
+            call,
+            inject=run.inject,
+            timeout=run.agent.tool_timeout,
+            active_groups=run.state.active_groups,
         )
     finally:
         # wake the run from inside this task: a done-callback would cost another loop tick
@@ -218,7 +230,10 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
     outcome: ToolOutcome | ToolResultBlock
     try:
         outcome = await run.agent.toolkit.execute(
-            call, inject=run.inject, timeout=run.agent.tool_timeout
+            call,
+            inject=run.inject,
+            timeout=run.agent.tool_timeout,
+            active_groups=run.state.active_groups,
         )
     except asyncio.CancelledError:
         if not run.absorb_interrupt_cancel():

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from rxagent.result import AgentResult
 
-__all__ = ["bounded_events", "final_result"]
+__all__ = ["bounded_events", "final_result", "optional_result"]
 
 
 async def bounded_events(
@@ -72,7 +72,15 @@ async def final_result(observable: Observable[BaseEvent]) -> AgentResult[Any]:
     A run that cannot start raises what arrived as `on_error`; cancelling the caller disposes the
     subscription, which cancels the run.
     """
-    done: asyncio.Future[AgentResult[Any]] = asyncio.get_running_loop().create_future()
+    result = await optional_result(observable)
+    if result is None:  # pragma: no cover - the loop always ends with PostCall
+        raise RuntimeError("the run ended without a PostCallEvent")
+    return result
+
+
+async def optional_result(observable: Observable[BaseEvent]) -> AgentResult[Any] | None:
+    """`final_result`, or None when the observable completes without a run (a recorded decision)."""
+    done: asyncio.Future[AgentResult[Any] | None] = asyncio.get_running_loop().create_future()
     last: list[AgentResult[Any]] = []
 
     def on_next(event: BaseEvent) -> None:
@@ -85,10 +93,7 @@ async def final_result(observable: Observable[BaseEvent]) -> AgentResult[Any]:
 
     def on_completed() -> None:
         if not done.done():
-            if last:
-                done.set_result(last[-1])
-            else:  # pragma: no cover - the loop always ends with PostCall
-                done.set_exception(RuntimeError("the run ended without a PostCallEvent"))
+            done.set_result(last[-1] if last else None)
 
     subscription = observable.subscribe(on_next, on_error, on_completed)
     try:

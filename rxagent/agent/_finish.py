@@ -38,7 +38,8 @@ async def finish_run(run: Run) -> None:
     ctx._memory = pair_tool_calls(ctx._memory, reason, run.memory_start)
     reply = run.reply or _fallback_reply(run)
     output: Any = None
-    if run.error is None and ctx.output_type is not None:
+    parked = run.stop_reason == "approval_pending"  # no answer yet: nothing to read
+    if run.error is None and ctx.output_type is not None and not parked:
         output = await final_output(run, reply)
     error = run.error
     result = AgentResult[Any](
@@ -49,6 +50,7 @@ async def finish_run(run: Run) -> None:
         usage=ctx.usage,
         tools_used=tuple(ctx.tools_used),
         stop_reason=run.stop_reason,
+        pending_approvals=tuple(p.approval_id for p in run.pending),
         interrupted=run.stop_reason == "interrupted",
         steps=ctx.step,
         duration_ms=(time.perf_counter() - ctx.started_at) * 1000,
@@ -64,7 +66,7 @@ async def finish_run(run: Run) -> None:
         post = PostCallEvent._construct({**post.__dict__, "result": result})
     if post.reply is not reply:
         result = result.model_copy(update={"reply": post.reply})
-        if result.ok and ctx.output_type is not None:  # the output is read from the final reply
+        if result.ok and ctx.output_type is not None and not parked:  # read from the final reply
             outcome = read_reply(run, post.reply)
             if isinstance(outcome, ParsedOutput):
                 result = result.model_copy(update={"output": outcome.value})

@@ -16,6 +16,7 @@ from rxagent._fast import trusted
 from rxagent.agent.context import _CURRENT, RunContext
 from rxagent.errors import (
     AgentRunError,
+    ApprovalError,
     ConcurrentModificationError,
     ErrorCode,
     HookFailedError,
@@ -29,15 +30,17 @@ from rxagent.events import (
     InterruptedEvent,
 )
 from rxagent.result import AgentError, StopReason
-from rxagent.state import AgentState, pair_tool_calls
+from rxagent.state import AgentState, StoreUnavailableError, pair_tool_calls
 from rxagent.tokens._bound import MESSAGE_OVERHEAD, message_bound
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rxagent.agent._agent import ReActAgent
+    from rxagent.agent._approval import Decision
     from rxagent.hooks import Hook
     from rxagent.messages import Msg, ToolUseBlock
+    from rxagent.state import ParkedBatch, PendingApproval
 from rxagent.agent._finish import finish_run
 from rxagent.agent._output import UNSET
 from rxagent.agent._steps import PHASES
@@ -99,6 +102,7 @@ class Run:
         self.task: asyncio.Task[None] | None = None
         self.tool_tasks: set[asyncio.Task[Any]] = set()
         self.open_calls: dict[str, ToolUseBlock] = {}  # PreActing delivered, PostActing not yet
+        ctx._open_calls = self.open_calls  # progress() after a call's result is dropped
         self.predecessor: Run | None = None  # with queue=True: the run to wait for
         self.lease_timer: asyncio.TimerHandle | None = None
         self.lease_task: asyncio.Task[None] | None = None
@@ -118,6 +122,9 @@ class Run:
         self.holds_lease = False
         self.state = AgentState()
         self.version = 0
+        self.decision: Decision | None = None  # approve() / reject(): the decision to record
+        self.parked: ParkedBatch | None = None  # the session's batch waiting for approval
+        self.pending: tuple[PendingApproval, ...] = ()  # its approvals not decided yet
         self.system_msg: Msg | None = None
         self.tool_calls_made = 0
         self.tools_withdrawn = agent.max_tool_calls == 0  # no budget: no tools on offer at all
@@ -218,7 +225,9 @@ class Run:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the run cannot go on: a bug, or a session taken elsewhere
-            if not isinstance(exc, SessionBusyError):
+            if isinstance(exc, StoreUnavailableError):  # an outage, not a bug: no traceback
+                logger.warning("run %s stopped: %s", self.ctx.run_id, exc)
+            elif not isinstance(exc, SessionBusyError | ApprovalError):
                 logger.exception("run %s failed unexpectedly", self.ctx.run_id)
             await self._abandon()
             if not self.disposed:
@@ -431,8 +440,12 @@ class Run:
         except Exception:  # a failing store must not keep the session locked
             logger.exception("could not save session %r", self.ctx.session_id)
         finally:
-            await self._release_lease()
-            self._release()
+            try:
+                await self._release_lease()
+            except Exception as exc:  # the store is down too: the lease expires by its TTL
+                logger.warning("could not release the lease of %r: %r", self.ctx.session_id, exc)
+            finally:
+                self._release()
 
     def _release(self) -> None:
         if self.finished:
@@ -465,7 +478,8 @@ class Run:
             AgentState,
             memory=tuple(ctx._memory),
             active_groups=base.active_groups,
-            pending_approvals=base.pending_approvals,
+            pending_approvals=self.pending,
+            parked=self.parked,
             step=base.step + ctx.step,
             call_counter=self.call_counter,
             runs=base.runs + (1 if self.finished or self.reply is not None else 0),

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from rxagent.agent._agent import AgentInput, ReActAgent
+    from rxagent.agent._approval import Decision
     from rxagent.agent._support import Deps
     from rxagent.models.base import ChatModel, ModelOptions
     from rxagent.output import OutputStrategy
@@ -41,6 +42,7 @@ class RunArgs:
     output_type: object | None
     output_strategy: OutputStrategy | None
     queue: bool
+    decision: Decision | None = None
 
 
 def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run:
@@ -75,7 +77,8 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         model=chat_model,
         options=run_options,
         tool_names=agent.toolkit.names(),
-        has_tools=bool(len(agent.toolkit)) and agent.max_tool_calls != 0,
+        has_tools=(bool(len(agent.toolkit)) or bool(agent.toolkit.toolsets))
+        and agent.max_tool_calls != 0,
     )
     ctx = RunContext(
         agent=agent.name,
@@ -89,6 +92,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         output_plan=plan,
     )
     run = Run(agent, ctx, inputs, gate=gate, queue=args.queue)
+    run.decision = args.decision
     if tail is not None:
         run.predecessor = tail
     agent._runs.tails[session_id] = run

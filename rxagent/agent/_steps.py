@@ -33,12 +33,14 @@ if TYPE_CHECKING:
     from rxagent.agent.context import RunContext
 
 from rxagent.agent._acting import act
+from rxagent.agent._approval import decide
 from rxagent.agent._output import check_answer
+from rxagent.agent._resume import continue_parked
 
 __all__ = ["PHASES"]
 
 
-async def _start(run: Run) -> Phase:
+async def _start(run: Run) -> Phase | None:
     ctx = run.ctx
     agent = run.agent
     await agent._runs.acquire_slot(run, agent.max_concurrent_runs)
@@ -53,16 +55,28 @@ async def _start(run: Run) -> Phase:
     if stored is not None:
         run.state, run.version = stored.state, stored.version
     state = run.state
-    run.holds_session = True
     run.call_counter = state.call_counter
     ctx._memory = list(state.memory)
     run.memory_start = len(ctx._memory)
     ctx._extra = dict(state.extra)
+    run.parked, run.pending = state.parked, state.pending_approvals
+    if run.decision is not None and not decide(run, run.decision):  # may raise ApprovalError
+        await _record_decision(run)  # more decisions are needed: no run, no events
+        return None
+    run.holds_session = True
     if agent.request_timeout is not None:
         run.timer = ctx.loop.call_later(
             agent.request_timeout, lambda: run.request_interrupt(None, timeout=True)
         )
     await run.publish(ctx._make(PreCallEvent, input=run.inputs))  # a Reject ends the run
+    await agent.toolkit.open()  # enters toolsets not entered yet (agent.aclose() exits them)
+    if run.parked is not None or run.pending:  # tools may run here: after the toolsets opened
+        phase = await continue_parked(run)
+        if phase is not None:
+            return phase
+        resumed = True
+    else:
+        resumed = False
     ctx._memory.extend(run.inputs)
     prompt = agent.sys_prompt
     if callable(prompt):
@@ -78,7 +92,16 @@ async def _start(run: Run) -> Phase:
         prompt = plan.system_prompt(prompt)
     if prompt:
         run.system_msg = Msg.system(prompt)
+    if resumed and run.checkpoint_steps:  # the resumed batch is in memory, paired
+        await run.checkpoint()
     return "step"
+
+
+async def _record_decision(run: Run) -> None:
+    """Save a decision that does not complete its batch, and free the session."""
+    await run.save_state()
+    await run._release_lease()
+    run._release()
 
 
 async def _step(run: Run) -> Phase | None:
@@ -116,7 +139,7 @@ async def _reason_and_act(run: Run, *, final: bool) -> Phase:
     if run.system_msg is not None:
         messages = (run.system_msg, *messages)
     ctx._request_bound = (messages, run.bound_request(messages))
-    tools = () if final or run.tools_withdrawn else agent.toolkit.schemas()
+    tools = () if final or run.tools_withdrawn else agent.toolkit.schemas(run.state.active_groups)
     options = ctx.options
     plan = ctx.output_plan
     if plan is not None:  # the final-answer tool, the response format, the tool choice

@@ -128,6 +128,9 @@ class RunContext:
         self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._on_pending: Callable[[], None] | None = None
+        self._open_calls: Mapping[str, object] | None = (
+            None  # the run's calls between Pre/PostActing
+        )
         # the request the run built for the current step, with an upper bound of its tokens
         self._request_bound: tuple[tuple[Msg, ...], int] | None = None
         self._loop_thread = threading.get_ident()
@@ -135,6 +138,7 @@ class RunContext:
         self._interrupt_reason: Msg | None = None
         self._timed_out = False
         self.last_response: Msg | None = None
+        self._key_origin = self.run_id  # the run a tool call was first seen by (idempotency)
 
     # -- read-only views -----------------------------------------------------------------------
 
@@ -215,6 +219,29 @@ class RunContext:
         """The tool call being executed, when called from inside a tool; otherwise None."""
         return _CURRENT_CALL.get()
 
+    @property
+    def idempotency_key(self) -> str | None:
+        """The idempotency key of the tool call being executed (inside a tool), else None.
+
+        It is `<run id>:<call id>`, where the run is the one whose model made the call, so a
+        call parked for approval keeps its key when another run (or process) resumes it. Pass it
+        on to services that deduplicate requests, so a side effect is never done twice.
+
+        Example:
+            ```python
+            from rxagent import current_run, tool
+
+
+            @tool(needs_approval=True)
+            def transfer(amount: int) -> str:
+                \"\"\"Transfer money.\"\"\"
+                key = current_run().idempotency_key  # e.g. an Idempotency-Key header
+                return f"transferred {amount} (request {key})"
+            ```
+        """
+        call = _CURRENT_CALL.get()
+        return None if call is None else f"{self._key_origin}:{call.id}"
+
     def progress(self, chunk: Any) -> None:
         """Report progress of the running tool: emits an `ActingChunkEvent` for its call.
 
@@ -258,6 +285,9 @@ class RunContext:
         call = _CURRENT_CALL.get()
         if call is None:
             raise RuntimeError("progress() reports on a running tool; call it from inside a tool")
+        open_calls = self._open_calls
+        if open_calls is not None and call.id not in open_calls:
+            return  # the call has its result already (a sync tool past its timeout): too late
         self.emit(ActingChunkEvent, tool_call_id=call.id, tool_name=call.name, chunk=chunk)
 
     def _enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:

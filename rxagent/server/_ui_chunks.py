@@ -17,11 +17,13 @@ One run is one assistant `UIMessage`: `start` opens it, each reasoning step is a
 | `ErrorEvent`, recoverable | `data-error` (transient) |
 | `ErrorEvent`, not recoverable | `error` |
 | `RetryEvent` / `CustomEvent` | `data-retry` / `data-custom` (transient) |
+| `ApprovalRequestedEvent` | `tool-input-start`/`tool-input-available` if not announced yet, then `tool-approval-request` (`approvalId`, `toolCallId`) |
 | `InterruptedEvent` | closes the open parts |
 | `PostCallEvent` | a text part for a reply that was not streamed, `tool-output-error` for calls that never ran, `finish-step`, `abort` when interrupted, `finish` |
 
 Every `*-start` gets its `*-end`, and every `tool-input-start` exactly one
-`tool-output-available` or `tool-output-error`, whatever the run does. Events of a nested
+`tool-output-available`, `tool-output-error` or (a call parked for a human)
+`tool-approval-request`, whatever the run does. Events of a nested
 agent's run (another `run_id`) are not part of the message.
 """  # noqa: E501 - the table rows cannot wrap
 
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from rxagent.events import (
     ActingChunkEvent,
+    ApprovalRequestedEvent,
     CustomEvent,
     ErrorEvent,
     InterruptedEvent,
@@ -167,6 +170,8 @@ class UIMessageStreamTranslator:
             case CustomEvent():
                 custom = {"name": event.name, "data": json_ready(event.data)}
                 out.append({"type": "data-custom", "data": custom, "transient": True})
+            case ApprovalRequestedEvent():
+                self._on_approval_requested(event, out)
             case InterruptedEvent():
                 self._abandon_model_call("interrupted", out)
             case PostCallEvent():
@@ -315,6 +320,17 @@ class UIMessageStreamTranslator:
         if args:
             out.append({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": args})
         self._calls[call_id] = _NO_INPUT
+
+    def _on_approval_requested(self, event: ApprovalRequestedEvent, out: list[UIChunk]) -> None:
+        call = event.tool_call
+        if call.id not in self._calls:
+            self._announce(call.id, call.name, "", out)
+            self._input_available(call, out)
+        elif self._calls[call.id] != tool_input(call):
+            self._input_available(call, out)
+        request = {"type": "tool-approval-request", "approvalId": event.approval_id}
+        out.append({**request, "toolCallId": call.id})
+        del self._calls[call.id]  # it waits for a decision: no output in this message
 
     def _input_available(self, call: ToolUseBlock, out: list[UIChunk]) -> None:
         value = tool_input(call)

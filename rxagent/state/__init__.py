@@ -17,6 +17,7 @@ from rxagent.state._sqlite import DEFAULT_SQLITE_PATH as DEFAULT_SQLITE_PATH
 from rxagent.state._sqlite import SQLiteStore as SQLiteStore
 from rxagent.state._state import SCHEMA_VERSION as SCHEMA_VERSION
 from rxagent.state._state import AgentState as AgentState
+from rxagent.state._state import ParkedBatch as ParkedBatch
 from rxagent.state._state import PendingApproval as PendingApproval
 from rxagent.state._state import consistent_state as consistent_state
 from rxagent.state._state import migrate_state as migrate_state
@@ -38,6 +39,7 @@ __all__ = [
     "ControlMessageTooLargeError",
     "InMemoryStore",
     "InProcessControl",
+    "ParkedBatch",
     "PendingApproval",
     "PostgresControl",
     "PostgresStore",

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from rxagent.errors import StateVersionError
-from rxagent.messages import Msg, ToolResultBlock
+from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import Usage
 
 __all__ = [
     "SCHEMA_VERSION",
     "AgentState",
+    "ParkedBatch",
     "PendingApproval",
     "consistent_state",
     "migrate_state",
@@ -27,7 +28,21 @@ SCHEMA_VERSION: Final = 1
 
 
 class PendingApproval(BaseModel):
-    """A tool call parked until a human approves or rejects it."""
+    """A tool call parked until a human approves or rejects it.
+
+    It sits in `AgentState.pending_approvals` while it waits, and in `ParkedBatch.decided` once
+    decided, until the rest of its batch is decided too.
+
+    Example:
+        ```python
+        from rxagent import ToolUseBlock
+        from rxagent.state import PendingApproval
+
+        call = ToolUseBlock(id="call_1", name="delete_file", input={"path": "a.txt"})
+        waiting = PendingApproval(approval_id="ap_1", tool_call_id="call_1", tool_call=call)
+        assert waiting.decision is None and waiting.tool_call.input["path"] == "a.txt"
+        ```
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -35,6 +50,55 @@ class PendingApproval(BaseModel):
     """The id to pass to `agent.approve()` / `agent.reject()`."""
     tool_call_id: str
     """The parked call's id."""
+    tool_call: ToolUseBlock | None = None
+    """The call as shown for approval: its arguments are the ones executed once approved."""
+    args_hash: str = ""
+    """The SHA-256 of the approved arguments' canonical JSON; a PreActing hook that changes
+    them on resume makes the call need approval again."""
+    idempotency_key: str = ""
+    """The call's idempotency key (`<run id>:<call id>`, the run that parked it): stable across
+    park and resume, so a tool can pass it on to make its own side effects idempotent."""
+    decision: Literal["approved", "rejected"] | None = None
+    """None while it waits; then what the human decided."""
+    reason: str | None = None
+    """Why it was rejected, when a reason was given."""
+
+
+class ParkedBatch(BaseModel):
+    """An assistant message whose tool calls wait for human approval.
+
+    The message stays out of memory until every call in it is decided, so memory is always
+    pair-consistent; then it goes to memory with one result per call, in call order.
+
+    Example:
+        ```python
+        from rxagent import AgentState, Msg, ToolUseBlock
+
+        call = ToolUseBlock(id="call_1", name="delete_file", input={"path": "a.txt"})
+        state = AgentState.model_validate(
+            {"memory": [Msg.user("delete a.txt")],
+             "parked": {"run_id": "r1", "message": Msg.assistant([call])}}
+        )
+        assert state.parked is not None and state.parked.message.tool_calls == (call,)
+        assert AgentState.model_validate_json(state.model_dump_json()) == state
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    """The run that parked it (the first part of its calls' idempotency keys)."""
+    message: Msg
+    """The assistant message with the tool calls, as memory will keep it."""
+    results: tuple[ToolResultBlock, ...] = ()
+    """The results of its calls that are done (they ran before parking, or were refused)."""
+    decided: tuple[PendingApproval, ...] = ()
+    """Its approvals that are decided, waiting for the others."""
+    started: tuple[str, ...] = ()
+    """Idempotency keys of approved calls whose execution began on a resume: such a call is
+    never started again, even if its result was lost with the process."""
+    stop: bool = False
+    """A PostActing hook asked to stop after this batch."""
 
 
 class AgentState(BaseModel):
@@ -61,7 +125,9 @@ class AgentState(BaseModel):
     active_groups: tuple[str, ...] | None = None
     """Active tool groups; None means the agent's defaults."""
     pending_approvals: tuple[PendingApproval, ...] = ()
-    """Tool calls parked for approval."""
+    """Tool calls parked for approval, not decided yet."""
+    parked: ParkedBatch | None = None
+    """The assistant message whose tool calls wait for approval (out of memory until then)."""
     step: int = 0
     """Reasoning steps taken in this session (the step cursor)."""
     call_counter: int = 0
@@ -138,10 +204,11 @@ def consistent_state(state: AgentState) -> AgentState:
         ```
     """
     memory = pair_tool_calls(list(state.memory), "not executed: no result in the loaded state")
+    parked = (state.parked.message,) if state.parked is not None else ()
     highest = max(
         (
             int(match.group(1))
-            for message in memory
+            for message in (*memory, *parked)
             for call in message.tool_calls
             if (match := _CALL_ID.fullmatch(call.id))
         ),

@@ -16,6 +16,9 @@ The invariants (ARCHITECTURE section 3), each named in the error message when it
 | `ActingChunk inside its call's Pre/PostActing` | progress only while that call is open |
 | `tool calls never interleave with reasoning` | no reasoning event while a tool call is open |
 | `PostCall result.reply equals reply` | the result carries the final reply |
+| `ApprovalRequested outside model and tool calls` | a call is parked between steps, never inside a pair |
+| `approval ids unique` | each `ApprovalRequestedEvent` of a run has its own `approval_id` |
+| `announced approvals pending at PostCall` | each announced `approval_id` is in the PostCall's `result.pending_approvals` |
 
 An ErrorEvent ends an open reasoning attempt when it is not recoverable (the run is over) or when
 its source is `"model"` (a broken stream: the step starts again with a new PreReasoning). An
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 from rxagent.events import (
     ActingChunkEvent,
+    ApprovalRequestedEvent,
     BaseEvent,
     ErrorEvent,
     InterruptedEvent,
@@ -58,6 +62,9 @@ ACTING_PAIR: Final = "PreActing closed by exactly one PostActing"
 ACTING_CHUNK: Final = "ActingChunk inside its call's Pre/PostActing"
 NO_INTERLEAVE: Final = "tool calls never interleave with reasoning"
 REPLY: Final = "PostCall result.reply equals reply"
+APPROVAL_PLACE: Final = "ApprovalRequested outside model and tool calls"
+APPROVAL_UNIQUE: Final = "approval ids unique"
+APPROVAL_PENDING: Final = "announced approvals pending at PostCall"
 
 _CONTEXT_BEFORE: Final = 3
 
@@ -99,6 +106,8 @@ def _describe(position: int, event: BaseEvent) -> str:
         extra = f", id={event.tool_call_id!r}"
     elif isinstance(event, ErrorEvent):
         extra = f", source={event.source!r}, recoverable={event.recoverable}"
+    elif isinstance(event, ApprovalRequestedEvent):
+        extra = f", approval_id={event.approval_id!r}, id={event.tool_call.id!r}"
     return f"#{position} {event.type}(seq={event.seq}, step={event.step}{extra})"
 
 
@@ -110,6 +119,7 @@ class _Checker:
         self.complete = complete
         self.reasoning: int | None = None  # position of the open PreReasoning
         self.acting: dict[str, int] = {}  # open tool call id -> position of its PreActing
+        self.approvals: dict[str, int] = {}  # announced approval id -> position
 
     def fail(self, invariant: str, detail: str, position: int | None = None) -> NoReturn:
         lines = [f"event protocol violated: {invariant}: {detail}"]
@@ -182,6 +192,8 @@ class _Checker:
                 self.reasoning = None  # the error ends the model call
         elif isinstance(event, InterruptedEvent):
             self.reasoning = None  # an interrupted stream has no PostReasoning
+        elif isinstance(event, ApprovalRequestedEvent):
+            self.approval_requested(position, event)
         elif isinstance(event, PostCallEvent):
             self.post_call(position, event)
 
@@ -232,11 +244,26 @@ class _Checker:
             )
         self.acting[call_id] = position
 
+    def approval_requested(self, position: int, event: ApprovalRequestedEvent) -> None:
+        if self.reasoning is not None:
+            self.fail(APPROVAL_PLACE, f"the model call #{self.reasoning} is open", position)
+        if self.acting:
+            self.fail(APPROVAL_PLACE, f"tool calls {sorted(self.acting)} are open", position)
+        if event.approval_id in self.approvals:
+            earlier = self.approvals[event.approval_id]
+            self.fail(
+                APPROVAL_UNIQUE, f"{event.approval_id!r} was announced at #{earlier}", position
+            )
+        self.approvals[event.approval_id] = position
+
     def post_call(self, position: int, event: PostCallEvent) -> None:
         self.reasoning_closed(position, "the PostCall")
         self.tool_calls_closed(position, "the PostCall")
         if event.result.reply != event.reply:
             self.fail(REPLY, "result.reply differs from reply", position)
+        missing = [a for a in self.approvals if a not in event.result.pending_approvals]
+        if missing:
+            self.fail(APPROVAL_PENDING, f"{missing} are not in result.pending_approvals", position)
 
 
 def assert_event_protocol(events: Iterable[BaseEvent], *, complete: bool = True) -> None:

@@ -12,6 +12,7 @@ from rxagent.errors import ErrorCode
 from rxagent.events import (
     ActingChunkEvent,
     AgentEvent,
+    ApprovalRequestedEvent,
     BaseEvent,
     ContextTrimmedEvent,
     CustomEvent,
@@ -308,6 +309,9 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
     CustomEvent: lambda: st.fixed_dictionaries({"name": idents, "data": json_values()}),
     OutputChunkEvent: lambda: st.fixed_dictionaries(
         {"partial": json_values(), "index": small_ints}
+    ),
+    ApprovalRequestedEvent: lambda: st.fixed_dictionaries(
+        {"approval_id": hex_ids, "tool_call": tool_use_blocks(), "reason": st.text(max_size=20)}
     ),
 }
 

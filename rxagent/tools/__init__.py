@@ -3,21 +3,31 @@
 `@tool` turns a typed function with a Google-style docstring into a `Tool` with a JSON schema;
 `Toolkit.execute` validates the model's arguments with pydantic, injects dependencies by type,
 runs the tool (sync tools in a worker thread) under a timeout, and turns every outcome, failures
-included, into a `ToolResultBlock`. See the tools guide in the docs.
+included, into a `ToolResultBlock`. Generator tools stream progress; tool groups switch per
+session; a `Toolset` (such as `rxagent.tools.mcp.MCPToolset`) provides tools with a lifecycle.
+See the tools guide in the docs.
 """
 
+from rxagent.tools._groups import GroupChange as GroupChange
 from rxagent.tools._inject import Injected as Injected
+from rxagent.tools._inject import SessionId as SessionId
+from rxagent.tools._outcome import ToolOutcome as ToolOutcome
+from rxagent.tools._result import ToolResult as ToolResult
 from rxagent.tools._schema import parse_docstring as parse_docstring
 from rxagent.tools._tool import Tool as Tool
 from rxagent.tools._tool import tool as tool
 from rxagent.tools._toolkit import Toolkit as Toolkit
-from rxagent.tools._toolkit import ToolOutcome as ToolOutcome
+from rxagent.tools._toolset import Toolset as Toolset
 
 __all__ = [
+    "GroupChange",
     "Injected",
+    "SessionId",
     "Tool",
     "ToolOutcome",
+    "ToolResult",
     "Toolkit",
+    "Toolset",
     "parse_docstring",
     "tool",
 ]

@@ -1,8 +1,8 @@
 """Injected tool parameters: which parameters are injected, by what type, and finding their value.
 
 A parameter is injected (supplied at call time, left out of the schema) when it is annotated
-`RunContext`, `Injected[T]`, or a plain class that has no JSON schema (a database client, say),
-optionally `| None`.
+`RunContext`, `SessionId`, `Injected[T]`, or a plain class that has no JSON schema (a database
+client, say), optionally `| None`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "NOT_FOUND",
     "Injected",
     "MissingInjection",
+    "SessionId",
     "find_injection",
     "has_json_schema",
     "injection_key",
@@ -82,6 +83,38 @@ Example:
     ```
 """
 
+
+class SessionId(str):
+    """Annotate a tool parameter `SessionId` to get the id of the session the tool runs in.
+
+    The agent supplies it (from the run's `RunContext`); the model never sees the parameter.
+    With `Toolkit.execute`, pass `inject={SessionId: SessionId("...")}` or a `RunContext`.
+
+    Example:
+        ```python
+        import asyncio
+
+        from rxagent import ReActAgent
+        from rxagent.testing import ScriptedModel, tool_call
+        from rxagent.tools import SessionId, tool
+
+
+        @tool
+        def cart(item: str, session: SessionId) -> str:
+            \"\"\"Add an item to this session's cart.\"\"\"
+            return f"{item} added to the cart of {session}"
+
+
+        assert list(cart.schema.parameters["properties"]) == ["item"]
+        model = ScriptedModel([[tool_call("cart", item="tea")], "Done."])
+        agent = ReActAgent("shop", "", model, tools=[cart])
+        asyncio.run(agent.call("Add tea", session_id="alice"))
+        ```
+    """
+
+    __slots__ = ()
+
+
 NOT_FOUND: Final = object()
 """Returned by `find_injection` when no value fits."""
 
@@ -131,6 +164,8 @@ def injection_key(tool: str, param: str, annotation: object) -> type[Any] | None
     """
     if isinstance(annotation, type) and annotation in _JSON_SCALARS:
         return None  # the common case, without asking pydantic
+    if annotation is SessionId:
+        return SessionId
     context = run_context_base(annotation)
     if context is not None:
         return context
@@ -162,10 +197,14 @@ def _plain_class(annotation: object) -> type[Any] | None:
 def find_injection(key: type[Any], inject: Mapping[type[Any], object]) -> object:
     """Return the value for `key`: under `key`, under a subclass of it, or any instance of it.
 
-    Returns `NOT_FOUND` when none fits.
+    Returns `NOT_FOUND` when none fits. A `SessionId` comes from an injected RunContext.
     """
     if key in inject:
         return inject[key]
+    if key is SessionId:
+        for value in inject.values():
+            if run_context_base(type(value)) is not None:
+                return SessionId(value.session_id)  # type: ignore[attr-defined]
     for candidate, value in inject.items():
         if _is_subclass(candidate, key):
             return value
@@ -191,6 +230,11 @@ def missing_injection_message(param: str, key: type[Any]) -> str:
         return (
             f"parameter '{param}' needs the RunContext, which the agent supplies; "
             "when calling Toolkit.execute() yourself, pass inject={RunContext: ctx}"
+        )
+    if key is SessionId:
+        return (
+            f"parameter '{param}' needs the session id, which the agent supplies; when calling "
+            "Toolkit.execute() yourself, pass inject={SessionId: SessionId('...')}"
         )
     name = key.__name__
     return (

@@ -32,7 +32,7 @@ from rxagent.tools._inject import (
 )
 
 if typing.TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
 __all__ = ["ArgumentBinder", "build_binder", "parse_docstring"]
 
@@ -60,6 +60,7 @@ _SECTIONS: Final = _ARG_SECTIONS | {
 _HEADER: Final = re.compile(r"([A-Za-z][A-Za-z ]*):\s*")
 _ENTRY: Final = re.compile(r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:(.*)")
 _NO_DEFAULT: Final = inspect.Parameter.empty
+_NO_PRESET: Final = object()
 # Schema keys whose values are maps of names (or plain data), not schemas: never strip them.
 _NAME_MAPS: Final = frozenset({"properties", "$defs", "definitions", "patternProperties"})
 _DATA_KEYS: Final = frozenset({"default", "const", "enum", "examples"})
@@ -133,10 +134,11 @@ class _Slot:
     """How one parameter gets its value at call time."""
 
     name: str
-    field: str | None  # the argument model's field, or None when injected
+    field: str | None  # the argument model's field, or None when injected or preset
     inject: type[Any] | None  # the injection key, or None for an argument
     default: Any  # the Python default, or inspect.Parameter.empty
     positional: bool  # positional-only: passed by position
+    preset: Any = _NO_PRESET  # the hidden preset value, if any
 
 
 @typing.final
@@ -146,12 +148,17 @@ class ArgumentBinder:
     Built once per tool by `build_binder`; `bind` is the per-call hot path.
     """
 
-    __slots__ = ("injected", "model", "parameters", "slots")
+    __slots__ = ("injected", "model", "parameters", "slots", "visible")
 
     def __init__(
-        self, model: type[BaseModel], parameters: dict[str, Any], slots: tuple[_Slot, ...]
+        self,
+        model: type[BaseModel],
+        parameters: dict[str, Any],
+        slots: tuple[_Slot, ...],
+        visible: frozenset[str] = frozenset(),
     ) -> None:
         self.model = model
+        self.visible = visible  # preset names kept in the schema
         self.parameters = parameters
         self.slots = slots
         self.injected: Mapping[str, type[Any]] = MappingProxyType(
@@ -171,10 +178,13 @@ class ArgumentBinder:
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for slot in self.slots:
-            # Priority on a name clash: model argument > preset > injected. Injected names are not
-            # in the schema and extra arguments are refused, so the model cannot override them.
+            # Priority: model argument > preset > injected. A visible preset is the field's default
+            # (the model may override it); hidden presets and injected names are not in the
+            # schema and extra arguments are refused, so the model cannot override those.
             if slot.field is not None:
                 value = values[slot.field]
+            elif slot.preset is not _NO_PRESET:
+                value = slot.preset
             else:
                 assert slot.inject is not None
                 value = find_injection(slot.inject, inject)
@@ -218,6 +228,10 @@ def _type_hints(
 ) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
+    except NameError:
+        pass
+    try:  # the return annotation is not needed (`-> AsyncIterator[str]` under TYPE_CHECKING)
+        return typing.get_type_hints(_Parameters(fn), include_extras=True)
     except NameError as exc:
         missing = getattr(exc, "name", None) or str(exc)
         where = next((p.name for p in params if missing in str(p.annotation)), None)
@@ -226,6 +240,15 @@ def _type_hints(
             f"tool '{tool}': cannot resolve {subject} ({exc}); define or import "
             f"'{missing}' at module level, not inside a function or under TYPE_CHECKING"
         ) from exc
+
+
+class _Parameters:
+    """A function's parameter annotations without its return annotation, for get_type_hints."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        annotations = getattr(fn, "__annotations__", None) or {}
+        self.__annotations__ = {k: v for k, v in annotations.items() if k != "return"}
+        self.__globals__ = getattr(inspect.unwrap(fn), "__globals__", {})
 
 
 def _untyped(tool: str, param: inspect.Parameter) -> ToolDefinitionError:
@@ -242,7 +265,13 @@ def _untyped(tool: str, param: inspect.Parameter) -> ToolDefinitionError:
 
 
 def build_binder(
-    tool: str, fn: Callable[..., Any], hints_from: Callable[..., Any], docs: Mapping[str, str]
+    tool: str,
+    fn: Callable[..., Any],
+    hints_from: Callable[..., Any],
+    docs: Mapping[str, str],
+    preset: Mapping[str, Any] = MappingProxyType({}),
+    *,
+    visible: Collection[str] = (),
 ) -> ArgumentBinder:
     """Classify `fn`'s parameters, build the argument model and its JSON schema.
 
@@ -251,13 +280,18 @@ def build_binder(
         fn: The callable whose signature is used.
         hints_from: The function to read type hints from (differs from `fn` for partials).
         docs: Parameter descriptions from the docstring.
+        preset: Values for parameters, by name: hidden from the schema, or (named in
+            `visible`) the default of an argument the model may override.
+        visible: Preset arguments kept in the schema, with the preset value as the default.
 
     Raises:
-        ToolDefinitionError: For a parameter that cannot become an argument or an injection.
+        ToolDefinitionError: For a parameter that cannot become an argument or an injection,
+            or a preset for a parameter `fn` does not have.
     """
     params = list(inspect.signature(fn).parameters.values())
     for param in params:
         _check_kind(tool, param)
+    _check_preset(tool, params, preset)
     hints = _type_hints(tool, hints_from, params)
     taken = {p.name for p in params}
     fields: dict[str, Any] = {}
@@ -273,6 +307,10 @@ def build_binder(
         except PydanticUserError as exc:  # e.g. typing.TypedDict on Python < 3.12
             problem = str(getattr(exc, "message", exc))
             raise _parameter_error(tool, param.name, annotation, problem) from exc
+        if param.name in preset and (key is not None or param.name not in visible):
+            value = preset[param.name]
+            slots.append(_Slot(param.name, None, key, param.default, positional, value))
+            continue
         if key is not None:
             slots.append(_Slot(param.name, None, key, param.default, positional))
             continue
@@ -284,11 +322,23 @@ def build_binder(
         if param.name in docs:
             extra["description"] = docs[param.name]
         default = ... if param.default is _NO_DEFAULT else param.default
+        default = preset.get(param.name, default)
         fields[field] = (annotation, Field(default, **extra))
         annotations[param.name] = annotation
         slots.append(_Slot(param.name, field, None, param.default, positional))
     model = _create_model(tool, fields, annotations)
-    return ArgumentBinder(model, _parameters_schema(tool, model, annotations), tuple(slots))
+    parameters = _parameters_schema(tool, model, annotations)
+    return ArgumentBinder(model, parameters, tuple(slots), frozenset(visible) & set(preset))
+
+
+def _check_preset(tool: str, params: list[inspect.Parameter], preset: Mapping[str, Any]) -> None:
+    names = [p.name for p in params]
+    unknown = [name for name in preset if name not in names]
+    if unknown:
+        raise ToolDefinitionError(
+            f"tool '{tool}' has no parameter {', '.join(map(repr, unknown))} to preset; "
+            f"its parameters: {', '.join(names) or 'none'}"
+        )
 
 
 def _free_name(index: int, taken: set[str]) -> str:

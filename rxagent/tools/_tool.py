@@ -7,10 +7,12 @@ import inspect
 import math
 import re
 import typing
-from typing import TYPE_CHECKING, Any, Final, Generic, ParamSpec, TypeVar, overload
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Generic, ParamSpec, TypeAlias, TypeVar, overload
 
 from rxagent.errors import ToolDefinitionError
 from rxagent.models.base import ToolSchema
+from rxagent.tools._jsonargs import SchemaBinder
 from rxagent.tools._schema import ArgumentBinder, build_binder, parse_docstring
 
 if TYPE_CHECKING:
@@ -20,6 +22,9 @@ __all__ = ["Tool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+ApprovalRule: TypeAlias = "bool | Callable[[dict[str, Any]], bool]"
+"""Whether a tool's calls wait for a human: always, never, or as a function of the arguments."""
 
 _VALID_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -39,9 +44,17 @@ class Tool(Generic[P, R]):
         timeout: Seconds the tool may run before it is abandoned, or None for the toolkit's
             default.
         fn: The decorated function.
-        is_async: True when `fn` is a coroutine function (a sync `fn` runs in a worker thread).
+        is_async: True when `fn` is a coroutine or async-generator function (it runs on the
+            event loop; a sync `fn` runs in a worker thread).
+        is_generator: True when `fn` is a generator function: each value it yields is progress
+            (an `ActingChunkEvent`), and a yielded `ToolResult`, or else the last value, is the
+            result.
         injected: The parameters supplied at call time, by name, with the type they are
             injected by. They are not in the schema.
+        group: The tool group it belongs to, or None for a tool that is always offered.
+        preset: Values for parameters the model does not send, by name (see `with_preset`).
+        needs_approval: True when every call waits for a human's approval, or a function of the
+            call's arguments (a dict) saying whether this call does (see `ReActAgent.approve`).
 
     Example:
         ```python
@@ -73,9 +86,13 @@ class Tool(Generic[P, R]):
         "_binder",
         "description",
         "fn",
+        "group",
         "injected",
         "is_async",
+        "is_generator",
         "name",
+        "needs_approval",
+        "preset",
         "schema",
         "timeout",
     )
@@ -87,26 +104,163 @@ class Tool(Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         timeout: float | None = None,
+        group: str | None = None,
+        needs_approval: ApprovalRule = False,
     ) -> None:
         target = _unwrap(fn)
         self.name: str = name if name is not None else _default_name(fn, target)
         _check_name(self.name)
         self.timeout: float | None = _check_timeout(self.name, timeout)
-        if inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(target):
-            raise ToolDefinitionError(
-                f"tool '{self.name}': generator functions are not supported as tools; "
-                "return the whole result instead of yielding it"
-            )
+        self.group: str | None = _check_group(self.name, group)
+        self.needs_approval: ApprovalRule = _check_approval(self.name, needs_approval)
         summary, param_docs = parse_docstring(inspect.getdoc(target))
         self.description: str = summary if description is None else description
-        self._binder: ArgumentBinder = build_binder(self.name, fn, target, param_docs)
+        self._binder: ArgumentBinder | SchemaBinder = build_binder(
+            self.name, fn, target, param_docs
+        )
         self.schema: ToolSchema = ToolSchema(
             name=self.name, description=self.description, parameters=self._binder.parameters
         )
         self.fn: Callable[P, R] = fn
         self.__wrapped__ = fn
-        self.is_async: bool = _is_async(fn)
+        self.is_generator: bool = inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(
+            target
+        )
+        self.is_async: bool = _is_async(fn) or inspect.isasyncgenfunction(target)
         self.injected: Mapping[str, type[Any]] = self._binder.injected
+        self.preset: Mapping[str, Any] = MappingProxyType({})
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        fn: Callable[[dict[str, Any]], Any],
+        *,
+        timeout: float | None = None,
+        group: str | None = None,
+        needs_approval: ApprovalRule = False,
+    ) -> Tool[[dict[str, Any]], Any]:
+        """Make a tool from a JSON schema and a function that takes the arguments as one dict.
+
+        For tools described elsewhere (an MCP server, a config file): `fn(arguments)` may be
+        sync (run in a worker thread), async, or a generator. Before it runs, the arguments are
+        checked against the schema's top level (required and unknown fields, each field's JSON
+        type); nothing is injected.
+
+        Raises:
+            ToolDefinitionError: For a bad name, timeout or group, or a schema that is not an
+                object schema.
+
+        Example:
+            ```python
+            import asyncio
+
+            from rxagent.messages import ToolUseBlock
+            from rxagent.tools import Tool, Toolkit
+
+
+            def area(arguments: dict) -> float:
+                return arguments["width"] * arguments["height"]
+
+
+            schema = {
+                "type": "object",
+                "properties": {"width": {"type": "number"}, "height": {"type": "number"}},
+                "required": ["width", "height"],
+            }
+            kit = Toolkit([Tool.from_schema("area", "A rectangle's area.", schema, area)])
+            call = ToolUseBlock(id="1", name="area", input={"width": 2, "height": "x"})
+            bad = asyncio.run(kit.execute(call))
+            assert bad.result.text == (
+                "Invalid arguments for tool 'area': height: Input should be of type number"
+            )
+            ```
+        """
+        made: Tool[[dict[str, Any]], Any] = object.__new__(Tool)
+        made.name = name
+        _check_name(name)
+        made.timeout = _check_timeout(name, timeout)
+        made.group = _check_group(name, group)
+        made.needs_approval = _check_approval(name, needs_approval)
+        made.description = description
+        made._binder = SchemaBinder(name, parameters)
+        made.schema = ToolSchema(
+            name=name, description=description, parameters=made._binder.parameters
+        )
+        made.fn = fn
+        made.__wrapped__ = fn
+        target = _unwrap(fn)
+        made.is_generator = inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(
+            target
+        )
+        made.is_async = _is_async(fn) or inspect.isasyncgenfunction(target)
+        made.injected = made._binder.injected
+        made.preset = MappingProxyType({})
+        return made
+
+    def with_preset(
+        self, values: Mapping[str, Any] | None = None, /, *, visible: bool = False, **kwargs: Any
+    ) -> Tool[..., R]:
+        """Return a copy of this tool with preset values for some of its parameters.
+
+        A preset parameter is hidden: it leaves the schema, so the model neither sees nor sends
+        it (an API key, a tenant id); if it sends it anyway, that is an invalid-arguments
+        result. With `visible=True` the parameters stay in the schema with the preset value as
+        their default, so the model may override them. At call time a parameter gets, in this
+        order, the model's argument, the preset value, the injected value, its Python default.
+
+        Args:
+            values: The preset values, by parameter name (or pass them as keywords).
+            visible: Keep the parameters in the schema, defaulting to the preset values.
+            **kwargs: More preset values, by parameter name.
+
+        Raises:
+            ToolDefinitionError: For a name that is not one of the tool's parameters.
+
+        Example:
+            ```python
+            import asyncio
+
+            from rxagent.messages import ToolUseBlock
+            from rxagent.tools import Toolkit, tool
+
+
+            @tool
+            def weather(city: str, api_key: str) -> str:
+                \"\"\"Get the weather.\"\"\"
+                return f"sunny in {city} (key {api_key[:2]}...)"
+
+
+            hidden = weather.with_preset(api_key="sk-secret")
+            assert list(hidden.schema.parameters["properties"]) == ["city"]
+            call = ToolUseBlock(id="1", name="weather", input={"city": "Oslo"})
+            outcome = asyncio.run(Toolkit([hidden]).execute(call))
+            assert outcome.result.output == "sunny in Oslo (key sk...)"
+            ```
+        """
+        added = {**(values or {}), **kwargs}
+        preset = {**self.preset, **added}
+        shown = self._binder.visible - set(added) | (set(added) if visible else set())
+        made: Tool[..., R] = object.__new__(Tool)
+        for slot in Tool.__slots__:  # every slot is set by both constructors
+            setattr(made, slot, getattr(self, slot))
+        if isinstance(self._binder, SchemaBinder):
+            made._binder = SchemaBinder(self.name, self._binder.source, preset, visible=shown)
+        else:
+            target = _unwrap(self.fn)
+            _, docs = parse_docstring(inspect.getdoc(target))
+            made._binder = build_binder(self.name, self.fn, target, docs, preset, visible=shown)
+        made.schema = ToolSchema(
+            name=self.name,
+            description=self.description,
+            parameters=made._binder.parameters,
+            strict=self.schema.strict,
+        )
+        made.injected = made._binder.injected
+        made.preset = MappingProxyType(preset)
+        return made
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
@@ -148,6 +302,26 @@ def _check_name(name: object) -> None:
         )
 
 
+def _check_group(name: str, group: object) -> str | None:
+    if group is None:
+        return None
+    if not isinstance(group, str) or not _VALID_NAME.fullmatch(group):
+        raise ToolDefinitionError(
+            f"tool '{name}': group must be None or a name of 1 to 64 letters, digits, '_' and "
+            f"'-', got {group!r}"
+        )
+    return group
+
+
+def _check_approval(name: str, rule: object) -> ApprovalRule:
+    if isinstance(rule, bool) or callable(rule):
+        return typing.cast("ApprovalRule", rule)
+    raise ToolDefinitionError(
+        f"tool '{name}': needs_approval must be True, False or a function of the call's "
+        f"arguments (a dict) returning a bool, got {rule!r}"
+    )
+
+
 def _check_timeout(name: str, timeout: object) -> float | None:
     if timeout is None:
         return None
@@ -171,6 +345,8 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    group: str | None = None,
+    needs_approval: ApprovalRule = False,
 ) -> Tool[P, R]: ...
 
 
@@ -182,6 +358,8 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    group: str | None = None,
+    needs_approval: ApprovalRule = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -192,6 +370,8 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    group: str | None = None,
+    needs_approval: ApprovalRule = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -206,6 +386,11 @@ def tool(
         description: What the tool does (default: the docstring without its `Args:` section).
         timeout: Seconds the tool may run; it overrides the timeout given to
             `Toolkit.execute`.
+        group: The tool group it belongs to: offered only while the group is active (see
+            `Toolkit`). None (the default): always offered.
+        needs_approval: True to park every call until a human approves it, or a function of
+            the call's arguments (a dict) returning whether this call must wait; see "Human
+            approval" in the tools guide.
 
     Raises:
         ToolDefinitionError: When a parameter has no annotation, for `*args` or `**kwargs`,
@@ -237,24 +422,59 @@ def tool(
     if fn is None:
 
         def decorate(f: Callable[P, R]) -> Tool[P, R]:
-            return _make_tool(f, name=name, description=description, timeout=timeout)
+            return _make_tool(
+                f,
+                name=name,
+                description=description,
+                timeout=timeout,
+                group=group,
+                needs_approval=needs_approval,
+            )
 
         return decorate
-    return _make_tool(fn, name=name, description=description, timeout=timeout)
+    return _make_tool(
+        fn,
+        name=name,
+        description=description,
+        timeout=timeout,
+        group=group,
+        needs_approval=needs_approval,
+    )
 
 
 def _make_tool(
-    fn: Callable[P, R], *, name: str | None, description: str | None, timeout: float | None
+    fn: Callable[P, R],
+    *,
+    name: str | None,
+    description: str | None,
+    timeout: float | None,
+    group: str | None,
+    needs_approval: ApprovalRule,
 ) -> Tool[P, R]:
     if isinstance(fn, Tool):
-        if name is None and description is None and timeout is None:
+        if (
+            name is None
+            and description is None
+            and timeout is None
+            and group is None
+            and needs_approval is False
+        ):
             return typing.cast("Tool[P, R]", fn)
         return Tool(
             fn.fn,
             name=fn.name if name is None else name,
             description=fn.description if description is None else description,
             timeout=fn.timeout if timeout is None else timeout,
+            group=fn.group if group is None else group,
+            needs_approval=fn.needs_approval if needs_approval is False else needs_approval,
         )
     if not callable(fn):
         raise ToolDefinitionError(f"@tool decorates a function, got {fn!r}")
-    return Tool(fn, name=name, description=description, timeout=timeout)
+    return Tool(
+        fn,
+        name=name,
+        description=description,
+        timeout=timeout,
+        group=group,
+        needs_approval=needs_approval,
+    )

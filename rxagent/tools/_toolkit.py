@@ -9,98 +9,65 @@ read, with an `ErrorCode` for the agent. Only `asyncio.CancelledError` (and othe
 from __future__ import annotations
 
 import asyncio
-import inspect
+import logging
 import time
-from dataclasses import dataclass
+import typing
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError, to_json
 
 from rxagent.errors import ErrorCode, ToolDefinitionError
-from rxagent.messages import (
-    Block,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    thaw,
-)
+from rxagent.messages import ToolResultBlock, ToolUseBlock, thaw
+from rxagent.tools._execute import ProgressSink, invoke, run_progress
+from rxagent.tools._groups import GROUP_TOOL_NAME, GroupedTools, run_group_tool
 from rxagent.tools._inject import MissingInjection
-from rxagent.tools._threads import run_in_thread
+from rxagent.tools._jsonargs import InvalidArguments
+from rxagent.tools._outcome import (
+    ToolOutcome,
+    describe,
+    failed,
+    finish,
+    invalid_arguments,
+    invalid_json,
+    problems,
+)
 from rxagent.tools._tool import Tool, tool
+from rxagent.tools._toolsets import ToolsetSlots
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from rxagent.models.base import ToolSchema
+    from rxagent.tools._toolset import Toolset
 
-__all__ = ["ToolOutcome", "Toolkit"]
+__all__ = ["Toolkit"]
+
+log = logging.getLogger("rxagent.tools")
 
 _NOTHING_INJECTED: Final[Mapping[type[Any], object]] = MappingProxyType({})
-_BLOCK_TYPES: Final = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock)
-_RAW_SHOWN: Final = 200  # characters of invalid argument JSON echoed back to the model
 
 
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """What one tool call produced: the result for the model, and how the call went.
+class Toolkit(GroupedTools, ToolsetSlots):
+    """The set of tools an agent offers the model, by name, with tool groups and toolsets.
 
-    Example:
-        ```python
-        import asyncio
+    Plain functions are wrapped with `tool(...)`; toolsets (see `Toolset`) provide their tools
+    when the toolkit is opened. `schemas()` is what the model is told; `execute()` runs one call.
 
-        from rxagent.errors import ErrorCode
-        from rxagent.messages import ToolUseBlock
-        from rxagent.tools import Toolkit, tool
-
-
-        @tool
-        def divide(a: float, b: float) -> float:
-            \"\"\"Divide a by b.\"\"\"
-            return a / b
-
-
-        kit = Toolkit([divide])
-        call = ToolUseBlock(id="call_1", name="divide", input={"a": 1, "b": 0})
-        outcome = asyncio.run(kit.execute(call))
-        assert not outcome.ok and outcome.error_code is ErrorCode.TOOL_ERROR
-        assert outcome.exception == "ZeroDivisionError"
-        assert outcome.result.is_error
-        assert outcome.result.text == "ZeroDivisionError: float division by zero"
-        ```
-    """
-
-    result: ToolResultBlock
-    """The result to give the model; `is_error` is True when the call failed."""
-    error_code: ErrorCode | None = None
-    """`TOOL_ERROR` or `TOOL_TIMEOUT` when the call failed, None on success."""
-    error_message: str | None = None
-    """What went wrong (the same text as the error result), None on success."""
-    exception: str | None = None
-    """The type name of the exception the tool raised, if it raised one."""
-    duration_ms: float = 0.0
-    """How long the call took, validation included, in milliseconds."""
-
-    @property
-    def ok(self) -> bool:
-        """True when the call succeeded."""
-        return self.error_code is None
-
-
-class Toolkit:
-    """The set of tools an agent offers the model, by name.
-
-    Plain functions are wrapped with `tool(...)`. `schemas()` is what the model is told;
-    `execute()` runs one call.
+    A tool with a `group` is offered only while its group is active. Which groups are active is
+    per session (the agent keeps it in `AgentState.active_groups`); `active_groups` here is the
+    default. With `group_tool=True` the model also gets `manage_tool_groups` to switch groups.
 
     Args:
-        tools: Tools, or functions to make tools of.
+        tools: Tools, functions to make tools of, and toolsets.
+        groups: A description of each tool group, by name, for the model (groups of tools not
+            listed here are known too, without a description).
+        active_groups: The groups active by default; None (the default): all of them.
+        group_tool: Offer the model `manage_tool_groups`, to activate and deactivate groups.
 
     Raises:
-        ToolDefinitionError: When two tools share a name, or a function cannot be a tool.
+        ToolDefinitionError: When two tools share a name, a function cannot be a tool, or a
+            default active group is unknown.
 
     Example:
         ```python
@@ -122,16 +89,64 @@ class Toolkit:
         ```
     """
 
-    __slots__ = ("_schemas", "_tools")
+    __slots__ = (
+        "_default_groups",
+        "_group_info",
+        "_group_tool",
+        "_known_groups",
+        "_schemas",
+        "_tools",
+    )
 
-    def __init__(self, tools: Iterable[Tool[..., Any] | Callable[..., Any]] = ()) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool[..., Any] | Callable[..., Any] | Toolset] = (),
+        *,
+        groups: Mapping[str, str] | None = None,
+        active_groups: Iterable[str] | None = None,
+        group_tool: bool = False,
+    ) -> None:
+        super().__init__()
         self._tools: dict[str, Tool[..., Any]] = {}
-        self._schemas: tuple[ToolSchema, ...] | None = None
+        self._schemas: dict[tuple[str, ...], tuple[ToolSchema, ...]] = {}
+        self._group_info: dict[str, str] = dict(groups or {})
+        self._known_groups: Mapping[str, str] = MappingProxyType(dict(self._group_info))
+        self._group_tool = group_tool
         for item in tools:
             self.add(item)
+        self._default_groups: tuple[str, ...] | None = None
+        if active_groups is not None:
+            wanted = tuple(dict.fromkeys(active_groups))
+            unknown = [g for g in wanted if g not in self.groups()]
+            if unknown:
+                raise ToolDefinitionError(
+                    f"active_groups names unknown tool group {', '.join(map(repr, unknown))}; "
+                    f"known groups: {', '.join(self.groups()) or 'none'} (declare a group with "
+                    "Toolkit(groups={name: description}) or @tool(group=name))"
+                )
+            self._default_groups = wanted
 
-    def add(self, item: Tool[..., Any] | Callable[..., Any]) -> Tool[..., Any]:
+    @overload
+    def add(self, item: Toolset) -> Toolset: ...
+
+    @overload
+    def add(
+        self, item: Tool[..., Any] | Callable[..., Any], *, preset: Mapping[str, Any] | None = None
+    ) -> Tool[..., Any]: ...
+
+    def add(
+        self,
+        item: Tool[..., Any] | Callable[..., Any] | Toolset,
+        *,
+        preset: Mapping[str, Any] | None = None,
+    ) -> Tool[..., Any] | Toolset:
         """Add a tool (a plain function is wrapped with `tool(...)`) and return it.
+
+        A toolset is added too (its tools arrive when the toolkit is opened), and returned.
+
+        Args:
+            item: The tool, function or toolset.
+            preset: Hidden argument values, by parameter name: see `Tool.with_preset`.
 
         Raises:
             ToolDefinitionError: When a tool of that name is already here.
@@ -141,24 +156,30 @@ class Toolkit:
             from rxagent.tools import Toolkit
 
 
-            def ping() -> str:
+            def ping(token: str) -> str:
                 \"\"\"Answer pong.\"\"\"
                 return "pong"
 
 
             kit = Toolkit()
-            assert kit.add(ping).name == "ping" and len(kit) == 1
+            added = kit.add(ping, preset={"token": "secret"})
+            assert added.name == "ping" and len(kit) == 1
+            assert added.schema.parameters["properties"] == {}
             ```
         """
-        added = item if isinstance(item, Tool) else tool(item)
-        if added.name in self._tools:
+        if self._add_toolset(item):
+            return typing.cast("Toolset", item)
+        added = item if isinstance(item, Tool) else tool(typing.cast("Callable[..., Any]", item))
+        if preset:
+            added = added.with_preset(preset)
+        if added.name in self._tools or (self._group_tool and added.name == GROUP_TOOL_NAME):
             raise ToolDefinitionError(
                 f"a tool named '{added.name}' is already in this toolkit; give one of them "
                 f"another name with @tool(name=...), or remove the old one first with "
                 f"toolkit.remove('{added.name}')"
             )
         self._tools[added.name] = added
-        self._schemas = None
+        self._changed()
         return added
 
     def remove(self, name: str) -> Tool[..., Any]:
@@ -185,8 +206,8 @@ class Toolkit:
         try:
             removed = self._tools.pop(name)
         except KeyError:
-            raise KeyError(f"no tool named '{name}'; tools: {self._available()}") from None
-        self._schemas = None
+            raise KeyError(f"no tool named '{name}'; tools: {self._available(None)}") from None
+        self._changed()
         return removed
 
     def get(self, name: str) -> Tool[..., Any] | None:
@@ -194,29 +215,8 @@ class Toolkit:
         return self._tools.get(name)
 
     def names(self) -> tuple[str, ...]:
-        """Return the tools' names, in the order they were added."""
+        """Return the tools' names, in the order they were added (all groups)."""
         return tuple(self._tools)
-
-    def schemas(self) -> tuple[ToolSchema, ...]:
-        """Return what the model is told about each tool, in the order they were added.
-
-        Example:
-            ```python
-            from rxagent.tools import Toolkit
-
-
-            def ping() -> str:
-                \"\"\"Answer pong.\"\"\"
-                return "pong"
-
-
-            (schema,) = Toolkit([ping]).schemas()
-            assert schema.name == "ping" and schema.description == "Answer pong."
-            ```
-        """
-        if self._schemas is None:
-            self._schemas = tuple(t.schema for t in self._tools.values())
-        return self._schemas
 
     def __contains__(self, item: object) -> bool:
         if isinstance(item, Tool):
@@ -232,8 +232,27 @@ class Toolkit:
     def __repr__(self) -> str:
         return f"Toolkit([{', '.join(self._tools)}])"
 
-    def _available(self) -> str:
-        return ", ".join(self._tools) or "none"
+    # -- toolsets (ToolsetSlots) ---------------------------------------------------------------
+
+    def _add_listed(self, listed: Iterable[Tool[..., Any]]) -> tuple[str, ...]:
+        added: list[str] = []
+        try:
+            added.extend(self.add(item).name for item in listed)
+        except BaseException:
+            self._drop(added)
+            raise
+        return tuple(added)
+
+    def _drop(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._tools.pop(name, None)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._schemas.clear()
+        self._known_groups = self._collect_groups()
+
+    # -- running a call ------------------------------------------------------------------------
 
     async def execute(
         self,
@@ -241,17 +260,26 @@ class Toolkit:
         *,
         inject: Mapping[type[Any], object] = _NOTHING_INJECTED,
         timeout: float | None = None,  # noqa: ASYNC109 - the default for tools without their own
+        progress: Callable[[Any], None] | None = None,
+        active_groups: Iterable[str] | None = None,
     ) -> ToolOutcome:
         """Run one tool call and return its outcome; a failure is an error result, never raised.
 
         Sync tools run in a worker thread, async tools on the loop. On timeout an async tool is
-        cancelled; a sync tool's thread cannot be stopped, so its result is dropped when it ends.
+        cancelled, a sync generator stops at its next `yield`; a plain sync tool's thread cannot
+        be stopped, so its result is dropped when it ends. An exception becomes an error result
+        with its type and message; its traceback goes to the `rxagent.tools` logger.
 
         Args:
             call: The model's tool call.
             inject: Values for injected parameters, by type. A parameter gets the value whose
                 key is its type or a subclass of it, else the first value that is an instance.
             timeout: Seconds the call may take, for tools without their own `timeout`.
+            progress: Called on the loop with each progress value of a generator tool, in
+                order, until the call has its result. Default: with a `RunContext` in `inject`,
+                each value is emitted as an `ActingChunkEvent` of this call.
+            active_groups: The session's active tool groups (None: the defaults); a call to a
+                tool of another group is an error result.
 
         Raises:
             asyncio.CancelledError: When the surrounding task is cancelled.
@@ -279,105 +307,61 @@ class Toolkit:
         """
         start = time.perf_counter()
         found = self._tools.get(call.name)
-        if found is None:
-            message = f"Tool '{call.name}' not found. Available tools: {self._available()}."
-            return _failed(call, start, message)
+        if found is None or (
+            found.group is not None and found.group not in self.active(active_groups)
+        ):
+            return self._unavailable(call, start, found, active_groups)
         if call.raw_input is not None:
-            return _failed(call, start, _invalid_json(call))
+            return failed(call, start, invalid_json(call))
         try:
             args, kwargs = found._binder.bind(thaw(call.input), inject)
         except ValidationError as exc:
-            return _failed(call, start, _invalid_arguments(call.name, exc))
+            return failed(call, start, invalid_arguments(call.name, problems(exc)))
+        except InvalidArguments as exc:
+            return failed(call, start, invalid_arguments(call.name, exc.problems))
         except MissingInjection as exc:
-            return _failed(call, start, f"Tool '{call.name}' cannot run: {exc}")
+            return failed(call, start, f"Tool '{call.name}' cannot run: {exc}")
         limit = found.timeout if found.timeout is not None else timeout
         scope = asyncio.timeout(limit)
+        sink = ProgressSink(progress if progress is not None else run_progress(call, inject))
         try:
             async with scope:
-                value = await _invoke(found, args, kwargs)
+                value = await invoke(found, args, kwargs, sink)
         except Exception as exc:
             if isinstance(exc, TimeoutError) and scope.expired():
                 message = f"Tool '{call.name}' timed out after {limit:g}s"
-                return _failed(call, start, message, code=ErrorCode.TOOL_TIMEOUT)
-            return _failed(call, start, _describe(exc), exception=type(exc).__name__)
-        output = _to_output(value)
-        if output is None:
-            message = (
-                f"Tool '{call.name}' returned a {type(value).__name__}, which cannot be converted "
-                "to JSON; the tool should return a str, content blocks or JSON-compatible data"
-            )
-            return _failed(call, start, message)
-        result = ToolResultBlock(id=call.id, name=call.name, output=output)
-        return ToolOutcome(result=result, duration_ms=(time.perf_counter() - start) * 1000)
+                log.info("%s (call %s); it was cancelled", message, call.id)
+                return failed(call, start, message, code=ErrorCode.TOOL_TIMEOUT)
+            log.warning("tool %r (call %s) raised", call.name, call.id, exc_info=exc)
+            return failed(call, start, describe(exc), exception=type(exc).__name__)
+        finally:
+            sink.close()
+        return finish(call, start, value)
 
-
-async def _invoke(found: Tool[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
-    if found.is_async:
-        value = await found.fn(*args, **kwargs)
-    else:
-        value = await run_in_thread(found.fn, *args, **kwargs)
-    if inspect.isawaitable(value):  # a sync callable that returned a coroutine
-        value = await value
-    return value
-
-
-def _to_output(value: object) -> str | tuple[Block, ...] | None:
-    """Return a tool's value as result output (None when it cannot be converted).
-
-    Text as is, `None` as `""`, content blocks as blocks, anything else as JSON (`3` -> `"3"`).
-    """
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, _BLOCK_TYPES):
-        return (value,)
-    if (
-        isinstance(value, list | tuple)
-        and value
-        and all(isinstance(v, _BLOCK_TYPES) for v in value)
-    ):
-        return tuple(value)
-    try:
-        return to_json(value).decode()
-    except PydanticSerializationError:
-        return None
-
-
-def _describe(exc: Exception) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _invalid_json(call: ToolUseBlock) -> str:
-    raw = call.raw_input or ""
-    shown = raw if len(raw) <= _RAW_SHOWN else raw[:_RAW_SHOWN] + "... (truncated)"
-    return (
-        f"Invalid arguments for tool '{call.name}': they must be one JSON object, "
-        f"but this is not valid JSON: {shown}"
-    )
-
-
-def _invalid_arguments(name: str, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
-        problems.append(f"{where}: {error['msg']}")
-    return f"Invalid arguments for tool '{name}': " + "; ".join(problems)
-
-
-def _failed(
-    call: ToolUseBlock,
-    start: float,
-    message: str,
-    *,
-    code: ErrorCode = ErrorCode.TOOL_ERROR,
-    exception: str | None = None,
-) -> ToolOutcome:
-    return ToolOutcome(
-        result=ToolResultBlock(id=call.id, name=call.name, output=message, is_error=True),
-        error_code=code,
-        error_message=message,
-        exception=exception,
-        duration_ms=(time.perf_counter() - start) * 1000,
-    )
+    def _unavailable(
+        self,
+        call: ToolUseBlock,
+        start: float,
+        found: Tool[..., Any] | None,
+        active_groups: Iterable[str] | None,
+    ) -> ToolOutcome:
+        active = self.active(active_groups)
+        if found is None and self._group_tool and call.name == GROUP_TOOL_NAME:
+            groups = tuple(self.groups())
+            tools_of = {g: [n for n, t in self._tools.items() if t.group == g] for g in groups}
+            text, change = run_group_tool(thaw(call.input), groups, active, tools_of)
+            if change is None:
+                return failed(call, start, text)
+            result = ToolResultBlock(id=call.id, name=call.name, output=text)
+            duration = (time.perf_counter() - start) * 1000
+            return ToolOutcome(result=result, duration_ms=duration, group_change=change)
+        if found is None:
+            message = f"Tool '{call.name}' not found. Available tools: {self._available(active)}."
+            return failed(call, start, message)
+        how = (
+            f"activate it with {GROUP_TOOL_NAME} first"
+            if self._group_tool
+            else f"available tools: {self._available(active)}"
+        )
+        message = f"Tool '{call.name}' is in tool group '{found.group}', not active now; {how}."
+        return failed(call, start, message)

@@ -165,3 +165,20 @@ async def test_wait_idle_for_one_session() -> None:
     assert await agent.wait_idle(timeout=0.01, session_id="nobody")
     agent.interrupt("s2")
     assert (await tasks["s2"]).interrupted
+
+
+async def test_a_store_that_fails_to_save_and_release_does_not_hang_the_run() -> None:
+    class Broken(InMemoryStore):
+        async def save(self, agent: str, session_id: str, state: AgentState, **kw: Any) -> int:
+            raise OSError("store down")
+
+        async def release_lease(self, agent: str, session_id: str, owner: str) -> None:
+            raise OSError("store down")
+
+    async def boom(messages: Any, tools: Any, options: Any) -> str:
+        raise RuntimeError("a bug in the model")  # the run cannot go on: it is abandoned
+
+    agent = ReActAgent("a", "", FunctionModel(boom), store=Broken())
+    with pytest.raises(OSError, match="store down"):  # the run could not be saved: said, not hung
+        await asyncio.wait_for(agent.call("x", session_id="s"), timeout=10)
+    assert agent.running_sessions() == ()  # the session is free again in this process

@@ -18,6 +18,7 @@ from rxagent.errors import (
 )
 from rxagent.formatters.dashscope import (
     TOOL_ERROR_PREFIX,
+    TOOL_IMAGE_NOTE,
     DashScopeFormatter,
     is_multimodal_model,
 )
@@ -307,13 +308,22 @@ def test_multimodal_contents_are_lists_of_text_and_image_items() -> None:
 
 
 @pytest.mark.parametrize("formatter", [F, VL])
-def test_images_inside_tool_results_are_refused(formatter: DashScopeFormatter) -> None:
-    msg = Msg.tool(
-        ToolResultBlock(id="c", name="shot", output=(ImageBlock(url="https://x/s.png"),))
-    )
-    with pytest.raises(InvalidRequestError, match="inside a tool result"):
-        fmt([msg], formatter=formatter)
+def test_images_inside_tool_results_become_a_note_the_model_reads(
+    formatter: DashScopeFormatter,
+) -> None:
+    output = (TextBlock(text="Screenshot taken."), ImageBlock(url="https://x/s.png"))
+    msg = Msg.tool(ToolResultBlock(id="c", name="shot", output=output))
+    (wire,) = fmt([msg], formatter=formatter)["input"]["messages"]
+    expected = "Screenshot taken.\n" + TOOL_IMAGE_NOTE
+    assert wire["content"] == ([{"text": expected}] if formatter is VL else expected)
     assert not formatter.capabilities.supports_tool_result_images
+
+
+def test_other_blocks_inside_tool_results_are_refused() -> None:
+    thought = ThinkingBlock(thinking="hm")
+    msg = Msg.tool(ToolResultBlock(id="c", name="t", output=(thought,)))
+    with pytest.raises(InvalidRequestError, match="inside a tool result"):
+        fmt([msg])
 
 
 @pytest.mark.parametrize(

@@ -395,18 +395,21 @@ def test_injected_needs_a_class() -> None:
         tool(f)
 
 
-def test_generators_are_refused() -> None:
-    def numbers() -> Iterator[int]:
+def test_generators_are_progress_tools_even_with_an_unresolvable_return_annotation() -> None:
+    def numbers(n: int) -> Iterator[int]:  # Iterator is only imported for type checking
         """Numbers."""
-        yield 1
+        yield n
 
-    async def anumbers() -> AsyncIterator[int]:
+    async def anumbers(n: int) -> AsyncIterator[int]:
         """Numbers."""
-        yield 1
+        yield n
 
     for fn in (numbers, anumbers):
-        with pytest.raises(ToolDefinitionError, match=r"generator functions are not supported"):
-            tool(fn)
+        made = tool(fn)
+        assert made.is_generator
+        assert made.schema.parameters["required"] == ("n",)
+    assert tool(anumbers).is_async
+    assert not tool(numbers).is_async
 
 
 @pytest.mark.parametrize("name", ["", "has space", "dotted.name", "x" * 65, "<lambda>"])

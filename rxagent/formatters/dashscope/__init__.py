@@ -14,9 +14,10 @@ Conversion rules (also in `docs/providers/dashscope.md`):
   block's `signature` is not sent, since DashScope has none;
 - a tool result is sent as a `tool` message with `tool_call_id` and `name` (the tool's name, so
   the speaker name of a tool message is not sent); block outputs are joined with newlines; an
-  error result is prefixed with `TOOL_ERROR_PREFIX`;
-- images are sent only in multimodal mode, as `{"image": url}` (base64 data as a data URL); in
-  text mode, and inside tool results, they raise `InvalidRequestError`;
+  error result is prefixed with `TOOL_ERROR_PREFIX`; an image in a tool result becomes the
+  text `TOOL_IMAGE_NOTE` (tool messages carry text only);
+- images in user messages are sent only in multimodal mode, as `{"image": url}` (base64 data as
+  a data URL); in text mode they raise `InvalidRequestError`;
 - `tool_choice="required"` raises `InvalidRequestError` (DashScope takes `"auto"`, `"none"` or a
   named function);
 - `options.extra` is merged into `parameters` (`enable_thinking`, `thinking_budget`, `top_p`,
@@ -42,12 +43,14 @@ from rxagent.formatters.dashscope._errors import CONTEXT_LENGTH_MARKERS as CONTE
 from rxagent.formatters.dashscope._formatter import DashScopeFormatter as DashScopeFormatter
 from rxagent.formatters.dashscope._formatter import is_multimodal_model as is_multimodal_model
 from rxagent.formatters.dashscope._request import TOOL_ERROR_PREFIX as TOOL_ERROR_PREFIX
+from rxagent.formatters.dashscope._request import TOOL_IMAGE_NOTE as TOOL_IMAGE_NOTE
 from rxagent.formatters.dashscope._request import TOP_LEVEL_EXTRA as TOP_LEVEL_EXTRA
 from rxagent.formatters.dashscope._response import DashScopeStreamParser as DashScopeStreamParser
 
 __all__ = [
     "CONTEXT_LENGTH_MARKERS",
     "TOOL_ERROR_PREFIX",
+    "TOOL_IMAGE_NOTE",
     "TOP_LEVEL_EXTRA",
     "DashScopeFormatter",
     "DashScopeStreamParser",

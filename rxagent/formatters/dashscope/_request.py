@@ -180,6 +180,10 @@ def _assistant(msg: Msg, multimodal: bool) -> dict[str, Any]:
     return wire
 
 
+TOOL_IMAGE_NOTE: Final = "[the tool returned an image; DashScope tool messages carry text only]"
+"""What an image in a tool result becomes: DashScope tool messages take no images."""
+
+
 def _tool_message(msg: Msg, multimodal: bool) -> dict[str, Any]:
     content = msg.content
     if isinstance(content, str) or len(content) != 1 or type(content[0]) is not ToolResultBlock:
@@ -195,12 +199,14 @@ def _tool_message(msg: Msg, multimodal: bool) -> dict[str, Any]:
     else:
         texts: list[str] = []
         for block in output:
+            if type(block) is ImageBlock:  # tool messages carry text only: the model is told
+                texts.append(TOOL_IMAGE_NOTE)
+                continue
             if type(block) is not TextBlock:
                 raise unsupported(
                     PROVIDER,
                     f"a {block.type} block inside a tool result",
-                    "DashScope tool messages carry text only; return text, or send the "
-                    "image in a user message to a Qwen-VL model",
+                    "DashScope tool messages carry text only; return text",
                 )
             texts.append(block.text)
         text = "\n".join(texts)
