@@ -102,27 +102,19 @@ async def decide_approval(request: web.Request) -> web.Response:
     The agent's `approve` / `reject` resumes the run once the batch is decided; the answer then
     carries the resumed run's result.
     """
-    ctx, principal, agent, stored = await _session(request)
+    ctx, principal, agent, _ = await _session(request)  # 404 for another key's session
     session_id = request.match_info["session_id"]
     approval_id = request.match_info["approval_id"]
     body = await ctx.parse_body(request, ApprovalRequest)
-    approve = getattr(agent, "approve", None)
-    reject = getattr(agent, "reject", None)
-    if approve is None or reject is None:
-        if approval_id not in {p.approval_id for p in stored.state.pending_approvals}:
-            raise _no_approval(approval_id)
-        raise ApiError(
-            501,
-            "approvals_unsupported",
-            f"agent {agent.name!r} cannot decide approvals (it has no approve/reject)",
-        )
     async with ctx.track(principal, agent, session_id):
         started = time.perf_counter()
         try:
             if body.approved:
-                result: AgentResult[Any] | None = await approve(approval_id, session_id=session_id)
+                result: AgentResult[Any] | None = await agent.approve(
+                    approval_id, session_id=session_id
+                )
             else:
-                result = await reject(approval_id, body.reason, session_id=session_id)
+                result = await agent.reject(approval_id, body.reason, session_id=session_id)
         except ApprovalError:
             raise _no_approval(approval_id) from None
         except SessionBusyError:

@@ -14,11 +14,9 @@ from server_helpers import (  # type: ignore[import-not-found]
     snapshot,
 )
 
-from rxagent import AgentResult, AgentState, InMemoryStore, ReActAgent
-from rxagent.errors import ApprovalError, SessionBusyError
-from rxagent.server import OWNER_KEY, create_app
-from rxagent.state import PendingApproval
-from rxagent.testing import ScriptedModel
+from rxagent import AgentResult, AgentState, InMemoryStore, ReActAgent, tool
+from rxagent.server import OWNER_KEY, SERVER_KEY, create_app
+from rxagent.testing import ScriptedModel, tool_call
 
 RUNS = "/v1/agents/bot/runs"
 
@@ -167,94 +165,87 @@ async def test_interrupt_reaches_a_run_of_another_server_through_the_control_cha
     assert not runner.is_running("s1")
 
 
-class DecidingAgent(ReActAgent):
-    """A ReActAgent with approve / reject, as a later issue adds them."""
+@tool(needs_approval=True)
+def wire_money(amount: int) -> str:
+    """Send money.
 
-    decisions: list[tuple[str, str, str | None]]
-
-    async def approve(  # type: ignore[override]
-        self, approval_id: str, *, session_id: str = "default"
-    ) -> Any:
-        await self._decide(approval_id, session_id, "approved", None)
-        # a run of its own: the parked session keeps its (fake) pending approvals untouched
-        return await self.call("approved, go on", session_id=f"{session_id}-resumed")
-
-    async def reject(  # type: ignore[override]
-        self, approval_id: str, reason: str | None = None, *, session_id: str = "default"
-    ) -> Any:
-        await self._decide(approval_id, session_id, "rejected", reason)
-        return None
-
-    async def _decide(
-        self, approval_id: str, session_id: str, how: str, reason: str | None
-    ) -> None:
-        if approval_id == "busy":
-            raise SessionBusyError(self.name, session_id)
-        stored = await self.store.load(self.name, session_id)
-        assert stored is not None
-        pending = {p.approval_id for p in stored.state.pending_approvals}
-        if approval_id not in pending:
-            raise ApprovalError(f"no pending approval {approval_id!r}")
-        self.decisions.append((approval_id, how, reason))
+    Args:
+        amount: How much.
+    """
+    WIRED.append(amount)
+    return f"sent {amount}"
 
 
-async def parked_session(agent: ReActAgent, approvals: tuple[str, ...]) -> None:
-    pending = tuple(PendingApproval(approval_id=a, tool_call_id=f"call_{a}") for a in approvals)
-    state = AgentState(pending_approvals=pending, extra={OWNER_KEY: "anonymous"})
-    await agent.store.save(agent.name, "s1", state)
+WIRED: list[int] = []
 
 
-async def test_approvals_call_the_agents_approve_and_reject():
-    agent = DecidingAgent("bot", "", ScriptedModel(["resumed"]))
-    agent.decisions = []
-    await parked_session(agent, ("ap1", "ap2"))
-    async with serving(create_app(agent)) as client:
-        response = await client.post("/v1/sessions/s1/approvals/ap1", json={"approved": True})
+def _banker(turns: list[Any]) -> ReActAgent:
+    return ReActAgent("bot", "", ScriptedModel(turns), tools=[wire_money])
+
+
+async def _park(client: Any, batch: int) -> tuple[str, list[str]]:
+    response = await client.post("/v1/agents/bot/runs", json={"input": "pay", "session_id": None})
+    assert response.status == 200
+    parked = AgentResult[Any].model_validate(await response.json())
+    assert parked.ok
+    assert parked.stop_reason == "approval_pending"
+    assert len(parked.pending_approvals) == batch
+    return parked.session_id, list(parked.pending_approvals)
+
+
+async def test_approvals_resume_the_parked_run_once_the_batch_is_decided():
+    WIRED.clear()
+    calls = [tool_call("wire_money", amount=5), tool_call("wire_money", amount=7)]
+    async with serving(create_app(_banker([calls, "paid one"]))) as client:
+        session, (first, second) = await _park(client, 2)
+        response = await client.post(
+            f"/v1/sessions/{session}/approvals/{first}", json={"approved": True}
+        )
         assert response.status == 200
         body = await response.json()
-        assert body["approved"] is True
-        assert body["approval_id"] == "ap1"
-        assert AgentResult[Any].model_validate(body["result"]).text == "resumed"
+        assert (body["approved"], body["approval_id"], body["result"]) == (True, first, None)
         response = await client.post(
-            "/v1/sessions/s1/approvals/ap2", json={"approved": False, "reason": "too risky"}
+            f"/v1/sessions/{session}/approvals/{second}",
+            json={"approved": False, "reason": "too much"},
         )
-        assert (await response.json())["result"] is None
+        resumed = AgentResult[Any].model_validate((await response.json())["result"])
+        assert resumed.ok
+        assert resumed.text == "paid one"
+        again = await client.post(
+            f"/v1/sessions/{session}/approvals/{first}", json={"approved": True}
+        )
+        await expect_error(again, 404, "approval_not_found")  # used: nothing runs twice
+        state = (await (await client.get(f"/v1/sessions/{session}")).json())["state"]
         metrics = await (await client.get("/metrics")).text()
-    assert agent.decisions == [("ap1", "approved", None), ("ap2", "rejected", "too risky")]
-    assert 'rxagent_runs_total{agent="bot",outcome="ok"} 1.0' in metrics
+    assert WIRED == [5]
+    results = [b for m in state["memory"] if m["role"] == "tool" for b in m["content"]]
+    assert [r["is_error"] for r in results] == [False, True]
+    assert "too much" in str(results[1]["output"])
+    assert 'rxagent_runs_total{agent="bot",outcome="pending_approval"} 1.0' in metrics
 
 
-async def test_approval_errors_are_typed():
-    agent = DecidingAgent("bot", "", ScriptedModel([]))
-    agent.decisions = []
-    await parked_session(agent, ("ap1",))
-    async with serving(create_app(agent)) as client:
-        before = snapshot(agent.store)
-        unknown = await client.post("/v1/sessions/s1/approvals/nope", json={"approved": True})
+async def test_approval_errors_are_typed_and_change_nothing():
+    WIRED.clear()
+    async with serving(create_app(_banker([tool_call("wire_money", amount=1)]))) as client:
+        session, (pending,) = await _park(client, 1)
+        agent_store = client.app[SERVER_KEY].agents["bot"].store
+        before = snapshot(agent_store)
+        unknown = await client.post(
+            f"/v1/sessions/{session}/approvals/nope", json={"approved": True}
+        )
         error = await expect_error(unknown, 404, "approval_not_found")
         assert error["field"] == "approval_id"
-        busy = await client.post("/v1/sessions/s1/approvals/busy", json={"approved": True})
-        await expect_error(busy, 409, "session_busy")
         for body in ({}, {"approved": "maybe"}, {"approved": True, "reason": 3}):
-            bad = await client.post("/v1/sessions/s1/approvals/ap1", json=body)
+            bad = await client.post(f"/v1/sessions/{session}/approvals/{pending}", json=body)
             await expect_error(bad, 422, "invalid_body")
-        assert snapshot(agent.store) == before
-    assert agent.decisions == []
-
-
-class NoApprovals(ReActAgent):
-    approve = None  # type: ignore[assignment]
-    reject = None  # type: ignore[assignment]
-
-
-async def test_without_approve_an_unknown_id_is_404_and_a_pending_one_501():
-    agent = NoApprovals("bot", "", ScriptedModel([]))
-    await parked_session(agent, ("ap1",))
-    async with serving(create_app(agent)) as client:
-        unknown = await client.post("/v1/sessions/s1/approvals/zz", json={"approved": True})
-        await expect_error(unknown, 404, "approval_not_found")
-        pending = await client.post("/v1/sessions/s1/approvals/ap1", json={"approved": True})
-        await expect_error(pending, 501, "approvals_unsupported")
+        assert await agent_store.acquire_lease("bot", session, "run-elsewhere", 60)
+        busy = await client.post(
+            f"/v1/sessions/{session}/approvals/{pending}", json={"approved": True}
+        )
+        await expect_error(busy, 409, "session_busy")
+        await agent_store.release_lease("bot", session, "run-elsewhere")
+        assert snapshot(agent_store) == before
+    assert WIRED == []
 
 
 async def test_interrupt_of_a_session_leased_elsewhere_is_published():
