@@ -233,16 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", choices=("rxagent", "null"))
     parser.add_argument("--port-file")
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
-    parser.add_argument("--concurrency", type=int, default=500)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="50 runs, one round")
+    parser.add_argument("--concurrency", type=int, default=None, help="default 500")
+    parser.add_argument("--rounds", type=int, default=None, help="default 3")
+    parser.add_argument("--quick", action="store_true", help="50 runs, one round (by default)")
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
     if args.serve:
         asyncio.run(_serve(args.serve, args.store, args.port_file))
         return 0
-    if args.quick:
-        args.concurrency, args.rounds = 50, 1
+    quick = (50, 1) if args.quick else (500, 3)
+    args.concurrency = args.concurrency or quick[0]
+    args.rounds = args.rounds or quick[1]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))

@@ -64,3 +64,22 @@ def test_http_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_pa
         assert phase["server_stats"]["stream_requests"] == (runs * 4 if mode == "stream" else 0)
         assert "overhead_step_us" in phase["variants"]["rxagent"]
     assert "| rxagent |" in capsys.readouterr().out
+
+
+def test_server_load_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """Both servers in their own processes, the load client here: every check passes (no speed)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_server_load", BENCH.parent / "server_load.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_server_load"] = module
+    spec.loader.exec_module(module)
+    out = tmp_path / "load.json"
+    assert module.main(["--quick", "--concurrency", "20", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert results["verified"]
+    assert results["summary"]["rxagent"]["completed"] == 20
+    assert results["checks"][0]["sessions_complete"] == 20
+    assert "added latency" in capsys.readouterr().out
