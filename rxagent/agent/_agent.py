@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
@@ -38,6 +39,8 @@ AgentInput: TypeAlias = str | Msg | Sequence[Msg] | None
 
 SystemPrompt: TypeAlias = str | Callable[[RunContext], str | Awaitable[str]]
 """A system prompt, or a function of the run context evaluated at the start of each run."""
+
+logger: Final = logging.getLogger("rxagent.agent")
 
 _DEFAULT_EVENT_BUFFER: Final = 256
 
@@ -296,13 +299,24 @@ class ReActAgent:
         That is the agent's model and the models it resolved from per-call `model="..."`
         strings, and every toolset (an MCP server's connection, say) the runs opened. The agent
         stays usable: a later run opens new connections. `async with agent:` closes them at the
-        end of the block.
+        end of the block. Everything is closed even when one of them fails to; then the first
+        failure is raised.
         """
+        first: Exception | None = None
         for model in (self.model, *self._models_by_name.values()):
             aclose = getattr(model, "aclose", None)
             if aclose is not None:
-                await aclose()
-        await self.toolkit.aclose()  # toolsets (MCP servers) close; a later run opens them again
+                try:
+                    await aclose()
+                except Exception as exc:  # one failing pool must not leave the others open
+                    logger.warning("closing model %r failed", model, exc_info=exc)
+                    first = first or exc
+        try:
+            await self.toolkit.aclose()  # toolsets (MCP servers) close; a later run reopens them
+        except Exception as exc:
+            first = first or exc
+        if first is not None:
+            raise first
 
     async def __aenter__(self) -> Self:
         return self

@@ -197,9 +197,17 @@ def _unknown(run: Run, approval_id: str) -> ApprovalError:
     decided = run.parked.decided if run.parked is not None else ()
     for approval in decided:
         if approval.approval_id == approval_id:
+            if run.pending:
+                then = "the batch resumes when its last one is decided"
+            else:  # all decided, yet still parked: the run that was to resume it failed
+                then = (
+                    "every call of its batch is decided, but the run that was to resume it did "
+                    "not: resume it with `await agent.call(None, session_id="
+                    f"{session_id!r})`"
+                )
             return ApprovalError(
                 f"approval {approval_id!r} in {where} was already {approval.decision}; each "
-                "approval is decided once, and the batch resumes when its last one is decided",
+                f"approval is decided once, and {then}",
                 approval_id=approval_id,
                 session_id=session_id,
             )

@@ -9,8 +9,10 @@ The contract (what a `Toolkit` does with a toolset, and what the toolset promise
   time it is opened: `await toolkit.open()`, which the agent calls at the start of each run (it
   does nothing once every toolset is open). `async with toolkit:` also opens it. A toolset is
   entered at most once until it is closed. `__aenter__` connects (starts a process, opens a
-  session...); if it raises, the toolset stays closed, `open()` raises the same exception, and a
-  later `open()` tries again.
+  session...); if it raises, the toolset stays closed and `open()` raises: an rxagent error as
+  it is, any other exception as a `ToolExecutionError` naming the toolset, with the exception as
+  its `__cause__` (a run that opens the toolkit fails with `TOOL_ERROR`). A later `open()` tries
+  again.
 - **Listing.** Right after entering, the toolkit calls `await toolset.list_tools()` once and adds
   the returned `Tool`s like any others (a name already in the toolkit is a `ToolDefinitionError`).
   Build them with `Tool.from_schema(name, description, parameters, fn)` when the schema comes

@@ -100,7 +100,10 @@ class ToolsetSlots:
         try:
             slot.names = self._add_listed(await toolset.list_tools())
         except BaseException as exc:
-            await toolset.aclose()
+            try:
+                await toolset.aclose()
+            except Exception as close_exc:  # the listing failure is the one to report
+                log.warning("closing toolset %r failed", toolset, exc_info=close_exc)
             if isinstance(exc, RxAgentError) or not isinstance(exc, Exception):
                 raise
             raise _open_failed(toolset, exc) from exc
