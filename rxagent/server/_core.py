@@ -49,6 +49,9 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 logger: Final = logging.getLogger("rxagent.server")
 
+RUN_LIMIT_RETRY_AFTER_S: Final = "1"
+"""The `Retry-After` of a 429 `too_many_runs`: runs end within seconds, so try again soon."""
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -217,6 +220,7 @@ class ServerContext(SessionLookup):
                 429,
                 "too_many_runs",
                 f"this API key already has {limit} runs in progress; wait for one to finish",
+                headers={"Retry-After": RUN_LIMIT_RETRY_AFTER_S},
             )
 
     # -- runs ------------------------------------------------------------------------------------

@@ -132,6 +132,11 @@ class RedisStore(ConnectedStore):
             raise ConfigurationError(
                 f"RedisStore prefix must be a non-empty str, got {prefix!r}; e.g. 'rxagent:'"
             )
+        if client_kwargs.get("decode_responses"):
+            raise ConfigurationError(
+                "RedisStore reads raw bytes: leave out decode_responses=True (the store decodes "
+                "state itself)"
+            )
         self._redis: ModuleType = import_extra("redis.asyncio", "redis", "RedisStore")
         self._url = url
         self._prefix = prefix

@@ -189,6 +189,7 @@ async def test_a_key_over_its_concurrent_run_limit_is_429():
         before = snapshot(store)
         response = await client.post(RUNS, json={"input": "more"}, headers=bearer("k1"))
         await error_of(response, 429, "too_many_runs")
+        assert response.headers["Retry-After"] == "1"
         assert snapshot(store) == before
         gate.release.set()
         await stream.read()

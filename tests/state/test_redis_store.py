@@ -150,3 +150,9 @@ def test_repr_hides_the_password():
     store = RedisStore("redis://:hunter2@cache:6379/0")
     assert "hunter2" not in repr(store)
     assert "***@cache:6379" in repr(store)
+
+
+def test_decode_responses_is_refused_with_the_fix():
+    with pytest.raises(ConfigurationError, match="leave out decode_responses=True"):
+        RedisStore("redis://127.0.0.1:6379/15", decode_responses=True)
+    RedisStore("redis://127.0.0.1:6379/15", decode_responses=False)  # the default is fine
