@@ -450,16 +450,14 @@ def test_any_bytes_decode_the_same_under_any_chunking(data: st.DataObject):
     assert sse(body, sorted(splits)) == sse(body)
 
 
+_KEYS = st.text(st.characters(codec="utf-8"), max_size=5)
 JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**63), 2**63)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(codec="utf-8"), max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(st.characters(codec="utf-8"), max_size=5), inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
     max_leaves=8,
 )
 

@@ -160,15 +160,14 @@ def test_feed_after_finish_raises():
 
 # -- properties ------------------------------------------------------------------------------------
 
+_KEYS = st.text(max_size=4)
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
-    ),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_KEYS, kids, max_size=4),
     max_leaves=12,
 )
 

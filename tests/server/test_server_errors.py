@@ -311,12 +311,12 @@ def _invalid_run_body(raw: bytes) -> bool:
     return False
 
 
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+
+
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5), _containers, max_leaves=8
 )
 bodies = st.one_of(
     st.binary(max_size=40),
