@@ -889,3 +889,13 @@ def test_capabilities() -> None:
     assert caps.supports_tool_choice_required
     assert not caps.supports_json_schema
     assert F.provider == "anthropic"
+
+
+def test_a_history_breakpoint_before_signed_thinking_is_read_back() -> None:
+    thought = ThinkingBlock(thinking="", signature="sig")
+    messages = [Msg.user("hi"), Msg.assistant([TextBlock(text="ok"), thought])]
+    options = ModelOptions(extra={"cache_breakpoints": ["history"]})
+    body = json.loads(json.dumps(F.format(messages, [], options, model="m", stream=False)))
+    last = body["messages"][-1]["content"]
+    assert [("cache_control" in b) for b in last] == [True, False]  # thinking takes no mark
+    assert F.parse_request(body)[2].extra["cache_breakpoints"] == ("history",)

@@ -207,7 +207,11 @@ def _parse_user_block(b: dict[str, Any]) -> Block:
 
 
 def _marked(content: list[Any]) -> bool:
-    return any(isinstance(b, dict) and "cache_control" in b for b in content[-1:] or ())
+    """Whether the history breakpoint is set: on the last block that is not thinking."""
+    for block in reversed(content):
+        if isinstance(block, dict) and block.get("type") not in ("thinking", "redacted_thinking"):
+            return "cache_control" in block
+    return False
 
 
 def _text_of(block: Any) -> str:
