@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
-from rxagent.agent._approval import Decision, check_approval_id
+from rxagent.agent._agent_sessions import AgentSessions
 from rxagent.agent._checks import check_agent_arguments, check_context_window, stop_conditions
-from rxagent.agent._consume import bounded_events, final_result, optional_result
+from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._loop import run_observable
-from rxagent.agent._session_groups import active_session_groups, set_session_groups
 from rxagent.agent._sessions import SessionRuns
 from rxagent.agent._start import RunArgs, call_then_close, new_run
 from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
 from rxagent.agent.context import RunContext
-from rxagent.errors import ConfigurationError, SessionBusyError
+from rxagent.errors import ConfigurationError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, ModelOptions
-from rxagent.state import AgentState, InMemoryStore, SessionStore, consistent_state, migrate_state
+from rxagent.state import InMemoryStore, SessionStore
 from rxagent.tools import Tool, Toolkit, Toolset
 
 if TYPE_CHECKING:
@@ -45,7 +43,7 @@ logger: Final = logging.getLogger("rxagent.agent")
 _DEFAULT_EVENT_BUFFER: Final = 256
 
 
-class ReActAgent:
+class ReActAgent(AgentSessions):
     """A tool-using agent whose runs are typed event streams.
 
     Args:
@@ -388,211 +386,3 @@ class ReActAgent:
             ```
         """
         return await self._runs.wait_idle(timeout, session_id)
-
-    # -- approvals -------------------------------------------------------------------------------
-
-    async def approve(
-        self,
-        approval_id: str,
-        *,
-        session_id: str = "default",
-        model: ChatModel | str | None = None,
-        options: ModelOptions | None = None,
-        deps: Deps = None,
-        output_type: object | None = None,
-        output_strategy: OutputStrategy | None = None,
-        queue: bool = False,
-    ) -> AgentResult[Any] | None:
-        """Approve a tool call the session is parked on (`result.pending_approvals`).
-
-        The approved arguments are the ones executed. Until the last approval of the batch is
-        decided this records the decision and returns None; the last decision resumes the run:
-        approved calls run (once: a call that already ran never runs again), rejected ones get
-        an error result the model sees, and the run goes on to its end. The other keywords are
-        those of `call()`, for the resumed run (tools that need `deps` need them here too).
-
-        Returns:
-            The resumed run's result, or None while other approvals of the batch wait.
-
-        Raises:
-            ApprovalError: The id is unknown in this session, or was already decided.
-            SessionBusyError: The session has a run in progress (and `queue` is False).
-
-        Example:
-            ```python
-            import asyncio
-            from rxagent import ReActAgent, tool
-            from rxagent.testing import ScriptedModel, tool_call
-
-            deleted: list[str] = []
-
-
-            @tool(needs_approval=True)
-            def delete_file(path: str) -> str:
-                \"\"\"Delete a file.\"\"\"
-                deleted.append(path)
-                return f"deleted {path}"
-
-
-            async def main() -> None:
-                model = ScriptedModel([tool_call("delete_file", path="a.txt"), "Done."])
-                agent = ReActAgent("ops", "", model, tools=[delete_file])
-                parked = await agent.call("delete a.txt")
-                assert parked.stop_reason == "approval_pending" and deleted == []
-                (approval_id,) = parked.pending_approvals
-                result = await agent.approve(approval_id)
-                assert result is not None and result.text == "Done."
-                assert deleted == ["a.txt"]
-
-            asyncio.run(main())
-            ```
-        """
-        decision = Decision(check_approval_id(approval_id), approved=True)
-        args = RunArgs(None, session_id, model, options, deps, output_type, output_strategy, queue)
-        return await self._run_decision(args, decision)
-
-    async def reject(
-        self,
-        approval_id: str,
-        reason: str | None = None,
-        *,
-        session_id: str = "default",
-        model: ChatModel | str | None = None,
-        options: ModelOptions | None = None,
-        deps: Deps = None,
-        output_type: object | None = None,
-        output_strategy: OutputStrategy | None = None,
-        queue: bool = False,
-    ) -> AgentResult[Any] | None:
-        """Reject a tool call the session is parked on; `reason` is what the model is told.
-
-        As `approve()`: None until the batch's last decision, then the resumed run's result.
-        The rejected call never runs; its error result (`"The tool call was rejected: ..."`)
-        goes to memory, so the model sees it.
-
-        Raises:
-            ApprovalError: The id is unknown in this session, or was already decided.
-            SessionBusyError: The session has a run in progress (and `queue` is False).
-
-        Example:
-            ```python
-            import asyncio
-            from rxagent import ReActAgent, tool
-            from rxagent.testing import ScriptedModel, tool_call
-
-
-            @tool(needs_approval=lambda args: args["amount"] > 100)
-            def pay(amount: int) -> str:
-                \"\"\"Pay an amount.\"\"\"
-                return f"paid {amount}"
-
-
-            async def main() -> None:
-                model = ScriptedModel([tool_call("pay", amount=500), "I did not pay."])
-                agent = ReActAgent("shop", "", model, tools=[pay])
-                parked = await agent.call("pay 500")
-                result = await agent.reject(parked.pending_approvals[0], "too much")
-                assert result is not None and result.text == "I did not pay."
-                seen = model.requests[-1].messages[-1].tool_results[0]
-                assert seen.is_error and seen.text == "The tool call was rejected: too much"
-
-            asyncio.run(main())
-            ```
-        """
-        decision = Decision(check_approval_id(approval_id), approved=False, reason=reason)
-        args = RunArgs(None, session_id, model, options, deps, output_type, output_strategy, queue)
-        return await self._run_decision(args, decision)
-
-    async def _run_decision(self, args: RunArgs, decision: Decision) -> AgentResult[Any] | None:
-        if decision.reason is not None and not isinstance(decision.reason, str):
-            raise ConfigurationError(
-                f"reject(reason=...) takes a str or None, got {decision.reason!r}"
-            )
-        args = dataclasses.replace(args, decision=decision)
-        return await optional_result(run_observable(lambda: new_run(self, args, None)))
-
-    async def set_active_groups(
-        self, groups: Iterable[str] | None, *, session_id: str = "default"
-    ) -> tuple[str, ...]:
-        """Make exactly `groups` the session's active tool groups (None: the toolkit's defaults).
-
-        The choice is saved in the session's state, so it lasts across runs and processes, as
-        the model's own switches through `manage_tool_groups` do.
-
-        Returns:
-            The groups now active.
-
-        Raises:
-            ConfigurationError: For a group the toolkit does not know.
-            SessionBusyError: While the session has a run in progress.
-
-        Example:
-            ```python
-            import asyncio
-            from rxagent import ReActAgent, tool
-            from rxagent.testing import ScriptedModel
-
-
-            @tool(group="git")
-            def git_status() -> str:
-                \"\"\"Show the working tree status.\"\"\"
-                return "clean"
-
-
-            async def main() -> None:
-                agent = ReActAgent("dev", "", ScriptedModel(["ok"]), tools=[git_status])
-                assert await agent.active_groups() == ("git",)
-                assert await agent.set_active_groups([]) == ()
-                await agent.call("hi")
-                assert agent.model.requests[0].tools == ()  # git is off for this session
-
-
-            asyncio.run(main())
-            ```
-        """
-        return await set_session_groups(self, groups, session_id)
-
-    async def active_groups(self, session_id: str = "default") -> tuple[str, ...]:
-        """Return the session's active tool groups (the toolkit's defaults for a new session)."""
-        return await active_session_groups(self, session_id)
-
-    # -- state -----------------------------------------------------------------------------------
-
-    async def state_dict(self, session_id: str = "default") -> dict[str, Any]:
-        """Return the session's state as JSON-ready data (an empty state for a new session).
-
-        Example:
-            ```python
-            import asyncio
-            from rxagent import ReActAgent
-            from rxagent.testing import ScriptedModel
-
-            async def main() -> None:
-                a = ReActAgent("a", "", ScriptedModel(["one", "two"]))
-                await a.call("first")
-                saved = await a.state_dict()
-                b = ReActAgent("a", "", ScriptedModel(["two"]))
-                await b.load_state_dict(saved)
-                assert (await b.call("second")).text == "two"
-                assert len((await b.state_dict())["memory"]) == 4
-
-            asyncio.run(main())
-            ```
-        """
-        stored = await self.store.load(self.name, session_id)
-        state = stored.state if stored is not None else AgentState()
-        return state.model_dump(mode="json")
-
-    async def load_state_dict(
-        self, state: Mapping[str, Any] | AgentState, session_id: str = "default"
-    ) -> None:
-        """Replace the session's state with `state` (older schema versions are migrated).
-
-        Raises:
-            StateVersionError: When the state comes from a newer rxagent.
-            SessionBusyError: When the session has a run in progress.
-        """
-        if session_id in self._runs.tails:
-            raise SessionBusyError(self.name, session_id)
-        data = state if isinstance(state, AgentState) else dict(state)
-        await self.store.save(self.name, session_id, consistent_state(migrate_state(data)))
