@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 from aiohttp import web
 
 from rxagent.errors import ErrorCode
-from rxagent.events import EVENT_ADAPTER, EVENT_TYPES, ErrorEvent
+from rxagent.events import ErrorEvent
 from rxagent.server._core import SERVER_KEY
 from rxagent.server._errors import server_failure
 from rxagent.server._schemas import RunRequest
@@ -29,13 +29,12 @@ SSE_HEADERS: Final = {
 KEEPALIVE_FRAME: Final = b": keep-alive\n\n"
 """An SSE comment: clients ignore it; it keeps proxies from closing an idle stream."""
 
-_BUILT_IN: Final = frozenset(EVENT_TYPES)
-
-
 def sse_frame(event: BaseEvent) -> bytes:
     """One SSE frame: `event: <type>` and `data: <EVENT_ADAPTER JSON>` (one line).
 
-    An event class of your own (not in `EVENT_TYPES`) is sent with its own `model_dump_json`.
+    The data is the event's own JSON, the same bytes `EVENT_ADAPTER.dump_json` gives for a
+    built-in event (without the union's dispatch), and `model_dump_json` for an event class of
+    your own.
 
     Example:
         ```python
@@ -48,10 +47,7 @@ def sse_frame(event: BaseEvent) -> bytes:
         assert EVENT_ADAPTER.validate_json(data.removeprefix(b"data: ")).agent == "bot"
         ```
     """
-    if type(event) in _BUILT_IN:
-        data = EVENT_ADAPTER.dump_json(event)  # type: ignore[arg-type]
-    else:
-        data = event.model_dump_json().encode()
+    data = event.__pydantic_serializer__.to_json(event)
     return b"event: " + event.type.encode() + b"\ndata: " + data + b"\n\n"
 
 
