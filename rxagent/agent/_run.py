@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent._approval import Decision
-    from rxagent.errors import ErrorCode
-    from rxagent.hooks import Hook
     from rxagent.messages import Msg, ToolUseBlock
     from rxagent.result import AgentError, StopReason
     from rxagent.state import ParkedBatch, PendingApproval
@@ -189,85 +187,29 @@ class Run:
         if drainer is not None:
             await drainer
 
-    async def drain(self, *, quiet: bool = False) -> None:
-        """Deliver events emitted by hooks and tools, in emission order.
+    # The run's machinery lives in modules of its own, one concern each; their functions take the
+    # run first, so they are the run's methods as they are (no wrapper, no second signature).
 
-        With `quiet`, a hook refusing one of them (`Reject`, a propagating failure) is logged
-        instead of raised: used where the run is already ending.
-        """
-        await _publishing.drain(self, quiet=quiet)
-
-    def _report_hook_error(self, hook: Hook, exc: Exception) -> None:
-        _publishing.report_hook_error(self, hook, exc)
-
-    async def fail(
-        self,
-        code: ErrorCode,
-        message: str,
-        *,
-        source: str,
-        exception: BaseException | None = None,
-        recoverable: bool = False,
-    ) -> Phase:
-        """Record a run failure, emit its ErrorEvent, and go to `finish`."""
-        return await _publishing.fail(
-            self, code, message, source=source, exception=exception, recoverable=recoverable
-        )
+    drain = _publishing.drain
+    _report_hook_error = _publishing.report_hook_error
+    fail = _publishing.fail
 
     # -- interrupts ------------------------------------------------------------------------------
 
-    def request_interrupt(self, msg: Msg | None, *, timeout: bool = False) -> bool:
-        """Ask the run to stop at its next checkpoint (sync; called from any task on the loop)."""
-        return _interrupts.request_interrupt(self, msg, timeout=timeout)
-
-    def absorb_interrupt_cancel(self) -> bool:
-        """Whether a `CancelledError` came from `request_interrupt`; if so, it is absorbed."""
-        return _interrupts.absorb_interrupt_cancel(self)
-
-    async def interrupted(self, checkpoint: Checkpoint) -> Phase:
-        """Handle a noticed interrupt: emit InterruptedEvent and go to `finish`."""
-        return await _interrupts.handle_interrupt(self, checkpoint)
+    request_interrupt = _interrupts.request_interrupt
+    absorb_interrupt_cancel = _interrupts.absorb_interrupt_cancel
+    interrupted = _interrupts.handle_interrupt
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def dispose(self) -> None:
-        """The subscriber went away: cancel everything and save consistent state, silently."""
-        _teardown.dispose(self)
-
-    async def _abandon(self, reason: str = "not executed: the run failed") -> None:
-        """End a run that cannot finish normally: keep memory paired, save it, free the session."""
-        await _teardown.abandon(self, reason)
-
-    def _release(self) -> None:
-        _teardown.release(self)
-
-    async def _release_lease(self) -> None:
-        await _saving.release_lease(self)
-
-    async def save_state(self) -> None:
-        """Write the session's state (memory, counters, usage, extra) to the store."""
-        await _saving.save_state(self)
-
-    async def checkpoint(self) -> None:
-        """Save after a completed step (memory is paired there), so a crash loses one step at most.
-
-        A store that fails here does not fail the run: the failure is a recoverable
-        `ErrorEvent(source="store")`, and the save at the end of the run tries again. A version
-        conflict (someone else wrote the session despite the lease) does fail it.
-        """
-        await _saving.save_checkpoint(self)
-
-    async def renew_lease(self) -> None:
-        """Extend the session lease when a third of its TTL has passed (checked per step)."""
-        await _saving.renew_lease(self)
-
-    def keep_lease(self) -> None:
-        """Renew the lease every third of its TTL while the run lives, even inside a long step.
-
-        The renewal runs in a short task (the store is async); the timer and that task end with
-        the run.
-        """
-        _saving.keep_lease(self)
+    dispose = _teardown.dispose
+    _abandon = _teardown.abandon
+    _release = _teardown.release
+    _release_lease = _saving.release_lease
+    save_state = _saving.save_state
+    checkpoint = _saving.save_checkpoint
+    renew_lease = _saving.renew_lease
+    keep_lease = _saving.keep_lease
 
     def bound_request(self, messages: tuple[Msg, ...]) -> int:
         """An upper bound on the tokens of `messages` (the system prompt and memory).

@@ -47,7 +47,7 @@ def _side_tasks(run: Run) -> list[asyncio.Task[Any]]:
     return tasks
 
 
-async def abandon(run: Run, reason: str) -> None:
+async def abandon(run: Run, reason: str = "not executed: the run failed") -> None:
     """End a run that cannot finish normally: keep memory paired, save it, free the session."""
     for task in _side_tasks(run):  # nothing of the run outlives it
         task.cancel()
