@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
 
     from rxagent.agent import ReActAgent
-    from rxagent.events import AgentEvent, BaseEvent
+    from rxagent.events import AgentEvent
     from rxagent.messages import Msg
     from rxagent.models.base import ModelOptions
     from rxagent.result import AgentResult
@@ -97,12 +97,17 @@ class RunHandle:
 
     Waiting on it is cancel-safe: `asyncio.wait_for(anext(handle.events), t)` may time out (to
     send a keep-alive) without touching the run."""
-    result: AgentResult[Any] | None = field(default=None)
-    """Set once PostCall has been seen."""
     agent: str = ""
     """The agent's name."""
     run_id: str = ""
     """The run's id (from its PreCall)."""
+    observer: RunObserver | None = field(default=None, repr=False)
+    """What counts the run's events for the metrics; it keeps the run's result."""
+
+    @property
+    def result(self) -> AgentResult[Any] | None:
+        """The run's result, once its PostCall has passed (None before, or when cancelled)."""
+        return None if self.observer is None else self.observer.result
 
     def heartbeat(self, interval: float) -> AsyncIterator[AgentEvent | None]:
         """Iterate the run's events, with a None whenever `interval` seconds pass without one.
@@ -291,14 +296,8 @@ class ServerContext(SessionLookup):
                 source = agent.events(inputs, session_id=session_id, options=options)
             assert session_id is not None
             observer = RunObserver(self.metrics, agent.name, agent.toolkit)
-            handles: list[RunHandle] = []
-
-            def observe(event: BaseEvent) -> None:
-                observer(event)
-                if observer.result is not None and handles:
-                    handles[0].result = observer.result
-
-            events = RunEvents(source, observe)
+            events = RunEvents(source, observer)
+            handle: RunHandle | None = None
             try:
                 try:
                     first = await events.start()
@@ -306,13 +305,13 @@ class ServerContext(SessionLookup):
                     raise busy(session_id) from None
                 if self.shutting_down:  # shutdown began while the run started
                     agent.interrupt(session_id, "the server is shutting down")
-                handle = RunHandle(session_id, events, agent=agent.name, run_id=first.run_id)
-                handle.result = observer.result  # the pump may have seen PostCall already
-                handles.append(handle)
-                yield handles[0]
+                handle = RunHandle(
+                    session_id, events, agent=agent.name, run_id=first.run_id, observer=observer
+                )
+                yield handle
             finally:  # shielded: a cancelled handler still leaves the session consistent
                 cleanup = asyncio.ensure_future(
-                    self._end_run(agent, events, observer, handles, ephemeral=ephemeral)
+                    self._end_run(agent, events, observer, handle, ephemeral=ephemeral)
                 )
                 self._cleanups.add(cleanup)
                 cleanup.add_done_callback(self._cleanups.discard)
@@ -323,22 +322,20 @@ class ServerContext(SessionLookup):
         agent: ReActAgent,
         events: RunEvents,
         observer: RunObserver,
-        handles: list[RunHandle],
+        handle: RunHandle | None,
         *,
         ephemeral: bool,
     ) -> None:
         """Cancel the run if it is still going, wait until it has saved, count it."""
         await events.aclose()
-        if not handles:  # the run never started
+        if handle is None:  # the run never started
             return
-        handle = handles[0]
         try:
             if observer.result is None:  # cancelled before its PostCall: wait for its cleanup
                 await _run_ended(agent, handle.session_id)
             if ephemeral:
                 await _delete_throwaway(agent, handle.session_id)
         finally:
-            handle.result = observer.result
             elapsed = time.perf_counter() - observer.started
             self.metrics.finished(agent.name, observer.result, elapsed)
 

@@ -29,6 +29,7 @@ SSE_HEADERS: Final = {
 KEEPALIVE_FRAME: Final = b": keep-alive\n\n"
 """An SSE comment: clients ignore it; it keeps proxies from closing an idle stream."""
 
+
 def sse_frame(event: BaseEvent) -> bytes:
     """One SSE frame: `event: <type>` and `data: <EVENT_ADAPTER JSON>` (one line).
 
