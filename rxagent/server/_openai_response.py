@@ -162,7 +162,7 @@ class ChunkStream:
         self.include_usage = include_usage
         self.created = int(time.time()) if created is None else created
         self.id = ""
-        self._step_text = ""  # the text the current top-level step streamed
+        self._step_text: list[str] = []  # the text the current top-level step streamed, in parts
         self._streamed_text = False
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -195,11 +195,11 @@ class ChunkStream:
             delta = event.delta
             if isinstance(delta, TextDelta) and delta.text:
                 out.append(self._text(delta.text, new_block=not self._step_text))
-                self._step_text += delta.text
+                self._step_text.append(delta.text)  # joined once, at the end
             elif isinstance(delta, ThinkingDelta) and delta.text:
                 out.append(self._chunk({"reasoning_content": delta.text}))
         elif isinstance(event, PreReasoningEvent) and top_level:
-            self._step_text = ""
+            self._step_text = []
         elif event.type in PROGRESS_EVENTS:
             chunk = self._chunk({})
             chunk["rxagent"] = {"event": event.model_dump(mode="json")}
@@ -213,7 +213,7 @@ class ChunkStream:
             self.id = f"chatcmpl-{result.run_id or new_id()}"
             out.append(self._chunk({"role": "assistant", "content": ""}))
         reply = result.reply.text
-        streamed = self._step_text
+        streamed = "".join(self._step_text)
         if reply != streamed:
             if streamed and reply.startswith(streamed):
                 out.append(self._text(reply[len(streamed) :], new_block=False))
