@@ -28,22 +28,24 @@ class AnthropicChatModel(HTTPChatModel):
 
     Args:
         model: The model name, such as `"claude-sonnet-5-5"`.
-        base_url: The API root without `/v1` (default `https://api.anthropic.com`, or
-            `ANTHROPIC_BASE_URL`).
-        api_key: The key; `ANTHROPIC_API_KEY` when omitted.
-        timeout: Seconds to wait for a connection and for each read, or an
-            `aiohttp.ClientTimeout`.
-        max_retries: Retries of a failed request (429, 5xx, 529 overloaded, dropped
-            connections), or a `RetryPolicy`.
         max_tokens: The `max_tokens` sent when `ModelOptions.max_output_tokens` is unset
             (Anthropic requires one).
         anthropic_version: The `anthropic-version` header. From `"2026-10-21"` on, Anthropic
             refuses `temperature`, and so does the formatter.
         betas: Beta features for the `anthropic-beta` header (joined with commas).
-        stream: Stream responses (the default) or ask for whole ones.
-        headers: Extra HTTP headers sent with every request.
-        options: Default `ModelOptions`, merged under each request's options.
-        context_window: The model's context window in tokens, when you know it.
+
+    Keyword Args:
+        base_url (str | None): The API root without `/v1` (default `https://api.anthropic.com`, or
+            `ANTHROPIC_BASE_URL`).
+        api_key (str | None): The key; `ANTHROPIC_API_KEY` when omitted.
+        timeout (float | aiohttp.ClientTimeout): Seconds to wait for a connection and for each read,
+            or an `aiohttp.ClientTimeout`.
+        max_retries (int | RetryPolicy): Retries of a failed request (429, 5xx, 529 overloaded,
+            dropped connections), or a `RetryPolicy`.
+        stream (bool): Stream responses (the default) or ask for whole ones.
+        headers (Mapping[str, str] | None): Extra HTTP headers sent with every request.
+        options (ModelOptions | None): Default `ModelOptions`, merged under each request's options.
+        context_window (int | None): The model's context window in tokens, when you know it.
 
     Raises:
         ConfigurationError: No API key was given or found, or an argument has the wrong type.

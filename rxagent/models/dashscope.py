@@ -32,19 +32,22 @@ class DashScopeChatModel(HTTPChatModel):
 
     Args:
         model: The DashScope model name (`"qwen-plus"`, `"qwen3-max"`, `"qwen-vl-max"`).
-        base_url: The API host, `https://dashscope.aliyuncs.com` by default (or
-            `DASHSCOPE_BASE_URL`); `INTL_BASE_URL` for the international region. A URL ending
-            in `/api/v1` (as the SDK's `dashscope.base_http_api_url`) is accepted too.
-        api_key: The key; `DASHSCOPE_API_KEY` when omitted.
         multimodal: Use the multimodal endpoint and content form; by default decided by the
             model's name (see `is_multimodal_model`).
-        timeout: Seconds to wait for a connection and for each read, or an
-            `aiohttp.ClientTimeout`.
-        max_retries: Retries of a failed request, or a `RetryPolicy`.
-        stream: Stream responses (the default) or ask for whole responses.
-        headers: Extra HTTP headers (for example `X-DashScope-WorkSpace`).
-        options: Default `ModelOptions`, merged under each request's options.
-        context_window: The model's context window in tokens, when you know it.
+
+    Keyword Args:
+        base_url (str | None): The API host, `https://dashscope.aliyuncs.com` by default (or
+            `DASHSCOPE_BASE_URL`); `INTL_BASE_URL` for the international region. A URL ending in
+            `/api/v1` (as the SDK's `dashscope.base_http_api_url`) is accepted too.
+        api_key (str | None): The key; `DASHSCOPE_API_KEY` when omitted.
+        timeout (float | aiohttp.ClientTimeout): Seconds to wait for a connection and for each read,
+            or an `aiohttp.ClientTimeout`.
+        max_retries (int | RetryPolicy): Retries of a failed request, or a `RetryPolicy`.
+        stream (bool): Stream responses (the default) or ask for whole responses.
+        headers (Mapping[str, str] | None): Extra HTTP headers (for example
+            `X-DashScope-WorkSpace`).
+        options (ModelOptions | None): Default `ModelOptions`, merged under each request's options.
+        context_window (int | None): The model's context window in tokens, when you know it.
 
     Raises:
         ConfigurationError: No API key was given or found, or an argument has the wrong type.

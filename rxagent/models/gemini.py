@@ -32,20 +32,22 @@ class GeminiChatModel(HTTPChatModel):
     Args:
         model: The model name (`"gemini-2.5-flash"`). A name with a slash (`"models/x"`,
             `"tunedModels/y"`) is used as the resource path as it is.
-        base_url: The API root, without the version; `GEMINI_BASE_URL` or
-            `https://generativelanguage.googleapis.com` by default. A root that already ends in a
-            version (`.../v1beta`) is used as it is.
-        api_key: The key; `GEMINI_API_KEY`, then `GOOGLE_API_KEY`, by default.
         api_version: The version path segment (`"v1beta"`).
         call_ids: Which tool-call ids to send (see `GeminiFormatter`): the model's own ids
             only (`"model"`), `"always"` or `"never"`.
-        timeout: Seconds to wait for a connection and for each read, or an
-            `aiohttp.ClientTimeout`.
-        max_retries: Retries of a failed request, or a `RetryPolicy`.
-        stream: Stream responses (`alt=sse`, the default) or ask for whole responses.
-        headers: Extra HTTP headers sent with every request.
-        options: Default `ModelOptions`, merged under each request's options.
-        context_window: The model's context window in tokens, when you know it.
+
+    Keyword Args:
+        base_url (str | None): The API root, without the version; `GEMINI_BASE_URL` or
+            `https://generativelanguage.googleapis.com` by default. A root that already ends in a
+            version (`.../v1beta`) is used as it is.
+        api_key (str | None): The key; `GEMINI_API_KEY`, then `GOOGLE_API_KEY`, by default.
+        timeout (float | aiohttp.ClientTimeout): Seconds to wait for a connection and for each read,
+            or an `aiohttp.ClientTimeout`.
+        max_retries (int | RetryPolicy): Retries of a failed request, or a `RetryPolicy`.
+        stream (bool): Stream responses (`alt=sse`, the default) or ask for whole responses.
+        headers (Mapping[str, str] | None): Extra HTTP headers sent with every request.
+        options (ModelOptions | None): Default `ModelOptions`, merged under each request's options.
+        context_window (int | None): The model's context window in tokens, when you know it.
 
     Raises:
         ConfigurationError: No API key, or an empty `api_version`.

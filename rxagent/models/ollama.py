@@ -87,21 +87,23 @@ class OllamaChatModel(HTTPChatModel):
 
     Args:
         model: The Ollama model name (`"llama3.2"`, `"qwen3:8b"`).
-        base_url: The server; `OLLAMA_HOST` or `http://localhost:11434` by default. `host:port`
-            and bare hosts are accepted (see `normalize_ollama_host`).
-        api_key: An optional bearer token.
-        timeout: Seconds to wait for a connection and for each read (a first load of a large
-            model can take a while), or an `aiohttp.ClientTimeout`.
-        max_retries: Retries of a failed request, or a `RetryPolicy`.
-        stream: Stream NDJSON responses (the default) or ask for whole ones.
-        headers: Extra HTTP headers.
-        options: Default `ModelOptions` for every request.
-        context_window: The model's context window in tokens, when you know it (Ollama's
-            `num_ctx`).
         keep_alive: How long the server keeps the model loaded after a request (seconds, or a
             duration such as `"10m"`; `0` unloads it at once). None: the server's default.
         think: Ask a thinking model to think (True/False, or a level such as `"high"` for models
             that take one). None: the model's default.
+
+    Keyword Args:
+        base_url (str | None): The server; `OLLAMA_HOST` or `http://localhost:11434` by default.
+            `host:port` and bare hosts are accepted (see `normalize_ollama_host`).
+        api_key (str | None): An optional bearer token.
+        timeout (float | aiohttp.ClientTimeout): Seconds to wait for a connection and for each read
+            (a first load of a large model can take a while), or an `aiohttp.ClientTimeout`.
+        max_retries (int | RetryPolicy): Retries of a failed request, or a `RetryPolicy`.
+        stream (bool): Stream NDJSON responses (the default) or ask for whole ones.
+        headers (Mapping[str, str] | None): Extra HTTP headers.
+        options (ModelOptions | None): Default `ModelOptions` for every request.
+        context_window (int | None): The model's context window in tokens, when you know it
+            (Ollama's `num_ctx`).
 
     Raises:
         ConfigurationError: A bad argument or an unreadable host.

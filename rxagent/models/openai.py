@@ -32,15 +32,6 @@ class OpenAIChatModel(HTTPChatModel):
 
     Args:
         model: The model name (`"gpt-4o-mini"`).
-        base_url: The API root, `https://api.openai.com/v1` by default or `OPENAI_BASE_URL`.
-        api_key: The key, or `OPENAI_API_KEY`; sent as `Authorization: Bearer ...`.
-        timeout: Seconds to wait for a connection and for each read, or an
-            `aiohttp.ClientTimeout`.
-        max_retries: Retries of a failed request, or a `RetryPolicy`.
-        stream: Stream responses (the default) or ask for whole ones.
-        headers: Extra HTTP headers for every request.
-        options: Default `ModelOptions`, merged under each request's options.
-        context_window: The model's context window in tokens, when you know it.
         organization: Sent as `OpenAI-Organization` (default: `OPENAI_ORG_ID`).
         project: Sent as `OpenAI-Project` (default: `OPENAI_PROJECT_ID`).
         system_role: `"developer"` sends system messages with the developer role (o-series).
@@ -51,6 +42,18 @@ class OpenAIChatModel(HTTPChatModel):
             or a mapping of the fields that differ (`{"supports_json_schema": False}` for a
             server without the `json_schema` response format). It decides the structured-output
             strategy `"auto"` picks (see `OpenAIFormatter`).
+
+    Keyword Args:
+        base_url (str | None): The API root, `https://api.openai.com/v1` by default or
+            `OPENAI_BASE_URL`.
+        api_key (str | None): The key, or `OPENAI_API_KEY`; sent as `Authorization: Bearer ...`.
+        timeout (float | aiohttp.ClientTimeout): Seconds to wait for a connection and for each read,
+            or an `aiohttp.ClientTimeout`.
+        max_retries (int | RetryPolicy): Retries of a failed request, or a `RetryPolicy`.
+        stream (bool): Stream responses (the default) or ask for whole ones.
+        headers (Mapping[str, str] | None): Extra HTTP headers for every request.
+        options (ModelOptions | None): Default `ModelOptions`, merged under each request's options.
+        context_window (int | None): The model's context window in tokens, when you know it.
 
     Raises:
         ConfigurationError: No API key given or found, or a bad argument.
@@ -131,11 +134,13 @@ class AzureOpenAIChatModel(OpenAIChatModel):
 
     Args:
         deployment: The deployment name (it selects the model).
-        base_url: The resource endpoint (`https://<resource>.openai.azure.com`), or
-            `AZURE_OPENAI_ENDPOINT`.
-        api_key: The key, or `AZURE_OPENAI_API_KEY`; sent as `api-key: ...`.
         api_version: The API version; `OPENAI_API_VERSION`, else `"2024-10-21"`.
         **kwargs: The other arguments of `OpenAIChatModel` (`timeout`, `max_retries`, ...).
+
+    Keyword Args:
+        base_url (str | None): The resource endpoint (`https://<resource>.openai.azure.com`), or
+            `AZURE_OPENAI_ENDPOINT`.
+        api_key (str | None): The key, or `AZURE_OPENAI_API_KEY`; sent as `api-key: ...`.
 
     Raises:
         ConfigurationError: No endpoint or no key given or found.
