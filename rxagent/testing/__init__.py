@@ -5,6 +5,7 @@
 - `EventRecorder` is a hook that keeps every event it sees.
 - `RecordingSleep` is a fake `asyncio.sleep` on a virtual clock, for retry timing.
 - `assert_event_protocol()` checks a run's events against the event protocol.
+- `add` and `echo` are the tools the strategies' scripts call by default (`rxagent.testing.tools`).
 
 Hypothesis strategies live in `rxagent.testing.strategies` (import it explicitly; it needs
 `hypothesis`). The pytest plugin (`rxagent.testing.pytest_plugin`) provides the `scripted_model`
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from rxagent.testing._protocol import EventProtocolError as EventProtocolError
     from rxagent.testing._protocol import assert_event_protocol as assert_event_protocol
     from rxagent.testing._recorder import EventRecorder as EventRecorder
+    from rxagent.testing.tools import add as add
+    from rxagent.testing.tools import echo as echo
 
 # imported on first use: the pytest plugin lives in this package, and pytest imports it at
 # start-up in every project that has rxagent installed
@@ -64,6 +67,8 @@ _EXPORTS: Final[dict[str, str]] = {
     "EventProtocolError": "rxagent.testing._protocol",
     "assert_event_protocol": "rxagent.testing._protocol",
     "EventRecorder": "rxagent.testing._recorder",
+    "add": "rxagent.testing.tools",
+    "echo": "rxagent.testing.tools",
 }
 
 __all__ = [
@@ -75,7 +80,9 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedModel",
     "Turn",
+    "add",
     "assert_event_protocol",
+    "echo",
     "text",
     "thinking",
     "tool_call",
