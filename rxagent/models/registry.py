@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import threading
@@ -89,8 +90,34 @@ _BUILTIN: Final[dict[str, tuple[str, str, dict[str, Any]]]] = {
     "ollama": ("rxagent.models.ollama", "OllamaChatModel", {}),
 }
 
+_PROVIDER_BY_NAME: Final = (
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "gemini"),
+    ("qwen", "dashscope"),
+    ("deepseek", "deepseek"),
+    ("llama", "ollama"),
+    ("mistral", "ollama"),
+    ("phi", "ollama"),
+    ("gemma", "ollama"),
+)
+"""Model-name starts and their likely provider, for the example in an error message."""
+
 _lock = threading.Lock()
 _custom: dict[str, Callable[..., ChatModel]] = {}
+
+
+def _example_for(spec: str) -> str:
+    """A `"provider:name"` example for a spec without a provider: the likely one, else OpenAI's."""
+    name = spec.strip(":")
+    lowered = name.lower()
+    for start, provider in _PROVIDER_BY_NAME:
+        if lowered.startswith(start):
+            return f"{provider}:{name}"
+    return "openai:gpt-4o-mini"
 
 
 def register(prefix: str, factory: Callable[..., ChatModel], *, replace: bool = False) -> None:
@@ -138,7 +165,21 @@ def resolve(spec: str, **kwargs: Any) -> ChatModel:
             `capabilities`, ...); a mapping is merged over the provider's preset mapping.
 
     Raises:
-        ConfigurationError: No prefix, an unknown prefix, or a missing API key.
+        ConfigurationError: No prefix (the message suggests one for the name), an unknown prefix
+            (with the closest known one, when there is one), or a missing API key.
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError
+        from rxagent.models import resolve
+
+        try:
+            resolve("opneai:gpt-4o-mini")
+        except ConfigurationError as exc:
+            assert "unknown provider 'opneai'; did you mean 'openai'?" in str(exc)
+        else:
+            raise AssertionError("a misspelt provider was accepted")
+        ```
     """
     if not isinstance(spec, str):
         raise ConfigurationError(f"a model string must be a str, got {type(spec).__name__}")
@@ -146,7 +187,7 @@ def resolve(spec: str, **kwargs: Any) -> ChatModel:
     if not colon or not prefix or not name:
         raise ConfigurationError(
             f"model={spec!r} needs the form 'provider:model-name', for example "
-            f"'openai:gpt-4o-mini'; known providers: {', '.join(providers())}"
+            f"{_example_for(spec)!r}; known providers: {', '.join(providers())}"
         )
     with _lock:
         custom = _custom.get(prefix)
@@ -154,9 +195,12 @@ def resolve(spec: str, **kwargs: Any) -> ChatModel:
         return custom(name, **kwargs)
     builtin = _BUILTIN.get(prefix)
     if builtin is None:
+        known = providers()
+        close = difflib.get_close_matches(prefix.lower(), known, n=1, cutoff=0.7)
+        guess = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigurationError(
-            f"model={spec!r}: unknown provider {prefix!r}; known providers: "
-            f"{', '.join(providers())} (add one with rxagent.models.register)"
+            f"model={spec!r}: unknown provider {prefix!r}; {guess}known providers: "
+            f"{', '.join(known)} (add one with rxagent.models.register)"
         )
     module, attr, preset = builtin
     options = {k: v for k, v in preset.items() if not k.startswith("_")}

@@ -27,6 +27,50 @@ def test_an_unknown_provider_lists_the_known_ones() -> None:
         resolve("nope:model")
     assert "openai" in str(info.value)
     assert "register" in str(info.value)
+    assert "did you mean" not in str(info.value)  # nothing is close to 'nope'
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("opneai", "openai"),
+        ("OpenAI", "openai"),
+        ("anthropik", "anthropic"),
+        ("olama", "ollama"),
+        ("gemni", "gemini"),
+        ("deepsek", "deepseek"),
+    ],
+)
+def test_a_misspelt_provider_gets_a_did_you_mean(typo: str, meant: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        resolve(f"{typo}:some-model")
+    assert str(info.value).startswith(
+        f"model='{typo}:some-model': unknown provider '{typo}'; did you mean '{meant}'? "
+        "known providers: anthropic, azure"
+    )
+
+
+def test_a_did_you_mean_includes_registered_providers() -> None:
+    register("mycompany", lambda name, **kw: ScriptedModel(["hi"], name=name))
+    with pytest.raises(ConfigurationError, match="did you mean 'mycompany'"):
+        resolve("mycompnay:x")
+
+
+@pytest.mark.parametrize(
+    ("spec", "example"),
+    [
+        ("gpt-4o", "openai:gpt-4o"),
+        ("claude-sonnet-4-5", "anthropic:claude-sonnet-4-5"),
+        ("gemini-2.5-flash", "gemini:gemini-2.5-flash"),
+        ("qwen-plus", "dashscope:qwen-plus"),
+        ("llama3.2", "ollama:llama3.2"),
+        ("my-model", "openai:gpt-4o-mini"),
+        ("openai:", "openai:gpt-4o-mini"),
+    ],
+)
+def test_a_missing_provider_gets_an_example_for_the_name(spec: str, example: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"for example '{example}'; known providers"):
+        resolve(spec)
 
 
 def test_not_a_string() -> None:
