@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import TYPE_CHECKING
 
 from rxagent._validate import check_int
 from rxagent.agent._support import check_output_type
 from rxagent.agent.conditions import MaxSteps, StopCondition
-from rxagent.errors import ConfigurationError
+from rxagent.errors import ConfigurationError, InvalidInputError
+from rxagent.messages import ImageBlock, ToolResultBlock, ToolUseBlock
 from rxagent.output import OUTPUT_STRATEGIES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent.context import RunContext
+    from rxagent.messages import Block, Msg
 
 __all__ = [
     "check_agent_arguments",
     "check_context_window",
+    "check_input_history",
     "check_strategy",
     "stop_conditions",
 ]
@@ -107,3 +113,83 @@ def check_context_window(agent: ReActAgent) -> None:
     window.check_room(
         agent.model, agent.options, system_prompt=prompt, tools=agent.toolkit.schemas()
     )
+
+
+def check_input_history(messages: Sequence[Msg]) -> None:
+    """Refuse a run input whose messages would save unpaired or unreadable history.
+
+    Memory is always pair-consistent, so every tool result in an input must answer a call of
+    an earlier assistant message of the same input, and every such call needs its result
+    before the next message that is not a tool message. Tool-call arguments must be JSON, and
+    image data valid base64.
+
+    Raises:
+        InvalidInputError: Naming the message (`input[2]`) and what to fix.
+
+    Example:
+        ```python
+        from rxagent import Msg
+        from rxagent.agent._checks import check_input_history
+        from rxagent.errors import InvalidInputError
+
+        try:
+            check_input_history([Msg.user("hi"), Msg(role="tool", content="")])
+        except InvalidInputError as exc:
+            assert str(exc).startswith("input[1]: a tool message must hold tool_result blocks")
+        ```
+    """
+    pending: dict[str, int] = {}  # an unanswered call id -> the index of its message
+    for i, message in enumerate(messages):
+        where = f"input[{i}]"
+        blocks = () if isinstance(message.content, str) else message.content
+        if message.role == "tool":
+            results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+            if not results:
+                raise InvalidInputError(
+                    f"{where}: a tool message must hold tool_result blocks that answer the "
+                    "tool calls of an assistant message before it in the input"
+                )
+            for result in results:
+                if pending.pop(result.id, None) is None:
+                    raise InvalidInputError(
+                        f"{where}: the tool result {result.id!r} answers no tool call of an "
+                        "assistant message before it in the input; send the call with it, "
+                        "or leave the result out"
+                    )
+        elif pending:
+            raise _unanswered(pending)
+        if message.role == "assistant":
+            pending = {call.id: i for call in message.tool_calls}
+        _check_blocks(blocks, where)
+    if pending:
+        raise _unanswered(pending)
+
+
+def _unanswered(pending: dict[str, int]) -> InvalidInputError:
+    return InvalidInputError(
+        f"input[{min(pending.values())}]: the tool calls {', '.join(map(repr, sorted(pending)))} "
+        "have no tool message with their results after them; add the results, or leave the "
+        "calls out"
+    )
+
+
+def _check_blocks(blocks: Sequence[Block], where: str) -> None:
+    for block in blocks:
+        if isinstance(block, ToolUseBlock):
+            try:
+                json.dumps(block.input, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(
+                    f"{where}: the arguments of tool call {block.id!r} are not JSON ({exc}); "
+                    "pass a dict of JSON values"
+                ) from None
+        elif isinstance(block, ImageBlock) and block.data is not None:
+            try:
+                base64.b64decode(block.data, validate=True)
+            except (binascii.Error, ValueError):
+                raise InvalidInputError(
+                    f"{where}: the image data is not valid base64; encode the image bytes "
+                    "with base64 (standard alphabet, padded)"
+                ) from None
+        elif isinstance(block, ToolResultBlock) and not isinstance(block.output, str):
+            _check_blocks(block.output, where)

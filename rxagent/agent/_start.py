@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rxagent.agent._checks import check_strategy
+from rxagent.agent._checks import check_input_history, check_strategy
 from rxagent.agent._run import Run
 from rxagent.agent._support import (
     coerce_deps,
@@ -54,6 +54,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         SessionBusyError: The session has a run and `queue` is False.
     """
     inputs = coerce_input(args.msg)
+    check_input_history(inputs)
     output_type = agent.output_type if args.output_type is None else args.output_type
     strategy = agent.output_strategy if args.output_strategy is None else args.output_strategy
     check_strategy(strategy)

@@ -40,12 +40,20 @@ def add_serve_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> N
         description=(
             f"Serve MODULE:ATTR over HTTP, where ATTR is {_WHAT}. Agents are served with "
             "rxagent.server.create_app; SIGINT or SIGTERM shut the server down gracefully "
-            "(in-flight runs are interrupted and their state saved)."
+            "(in-flight runs are interrupted and their state saved). Once listening it prints "
+            "what it serves: agents, routes, auth, store and metrics; GET / is a page that "
+            "links the routes."
         ),
     )
     serve.add_argument("target", metavar="MODULE:ATTR", help="what to serve")
-    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on")
-    serve.add_argument("--port", type=int, default=8000, help="the port to listen on (0: any)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default: %(default)s, this machine only)",
+    )
+    serve.add_argument(
+        "--port", type=int, default=8000, help="the port, 0: any free one (default: %(default)s)"
+    )
     serve.add_argument(
         "--store",
         metavar="URL",
@@ -59,8 +67,8 @@ def add_serve_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> N
         default=[],
         metavar="KEY",
         dest="api_keys",
-        help=f"an accepted bearer token (repeatable; also ${API_KEYS_ENV}, comma-separated); "
-        "without any, the server accepts every request",
+        help=f"an accepted bearer token (repeatable; also ${API_KEYS_ENV}, comma-separated) "
+        "(default: none, and the server accepts every request)",
     )
     serve.set_defaults(handler=serve_command)
 

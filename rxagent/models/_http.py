@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypedDict
 
@@ -36,13 +37,13 @@ from rxagent.models.framing import NDJSONDecoder, SSEDecoder
 from rxagent.models.retry import RetryPolicy, emit_retry
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 
     from rxagent.formatters.base import Formatter
     from rxagent.messages import Msg
     from rxagent.models.base import ToolSchema
 
-__all__ = ["DEFAULT_TIMEOUT_S", "HTTPChatModel", "HTTPOptions"]
+__all__ = ["DEFAULT_TIMEOUT_S", "REDACTED", "HTTPChatModel", "HTTPOptions", "redact_secrets"]
 
 DEFAULT_TIMEOUT_S: Final = 120.0
 """The default wait for a connection and for each read of a response, in seconds."""
@@ -51,6 +52,48 @@ _STREAM_TYPES: Final = ("event-stream", "ndjson", "json", "octet-stream", "text/
 
 _encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """`json.dumps(body, ensure_ascii=False, separators=(",", ":"))`, without a new encoder per call."""
+
+
+REDACTED: Final = "[redacted]"
+"""What `redact_secrets` puts where a secret was."""
+
+_SECRETS: Final = re.compile(
+    r"(?P<scheme>\b(?:bearer|basic)\s+)[^\s'\"\\,;]+"
+    r"|(?P<header>\b(?:x-goog-api-key|x-api-key|api[-_]?key|authorization)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?!bearer\s|basic\s)[^\s'\"\\,;&]+"
+    r"|(?<![A-Za-z0-9])(?:sk-|AIza)[A-Za-z0-9_\-]{16,}",
+    re.IGNORECASE,
+)
+_MIN_KEY_LEN: Final = 8
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    return (match["scheme"] or match["header"] or "") + REDACTED
+
+
+def redact_secrets(text: str, keys: Iterable[str] = ()) -> str:
+    """Return `text` with API keys and credentials replaced by `[redacted]`.
+
+    What goes: the token after `Bearer` or `Basic`; the value of an `Authorization`,
+    `x-api-key`, `api-key`, `api_key` or `x-goog-api-key` header or field; key shapes
+    (`sk-...`, `sk-ant-...`, `AIza...`, 16 characters or more after the prefix); and every
+    occurrence of the given `keys` that are 8 characters or longer. Text without any of them
+    comes back unchanged.
+
+    Example:
+        ```python
+        from rxagent.models._http import redact_secrets
+
+        line = "Authorization: Bearer k-1234567 from sk-proj-abcdefghijklmnop1234"
+        assert redact_secrets(line) == "Authorization: Bearer [redacted] from [redacted]"
+        assert redact_secrets("my key is hunter2-secret", keys=["hunter2-secret"]) == (
+            "my key is [redacted]"
+        )
+        ```
+    """
+    for key in sorted((k for k in keys if len(k) >= _MIN_KEY_LEN), key=len, reverse=True):
+        text = text.replace(key, REDACTED)
+    return _SECRETS.sub(_keep_prefix, text)
 
 
 def _whole_reader(formatter: Formatter[Any]) -> Callable[[Any], list[ModelDelta]] | None:
@@ -320,7 +363,9 @@ class HTTPChatModel:
                 status = resp.status
                 if status >= 400:
                     body = await resp.content.read(64 * 1024)
-                    raise self.formatter.error_from_response(status, body, resp.headers)
+                    raise self._redacted(
+                        self.formatter.error_from_response(status, body, resp.headers)
+                    )
                 if not stream:
                     data = json_body(provider, await resp.read(), status)
                     formatter = self.formatter
@@ -373,10 +418,21 @@ class HTTPChatModel:
         except aiohttp.ClientError as exc:
             raise provider_error(
                 ErrorCode.PROVIDER_ERROR,
-                f"the request failed: {type(exc).__name__}: {excerpt(str(exc))}",
+                f"the request failed: {type(exc).__name__}: {excerpt(self._redact(str(exc)))}",
                 provider=provider,
                 recoverable=False,
             ) from exc
+
+    def _redact(self, text: str) -> str:
+        return redact_secrets(text, (self.api_key,) if self.api_key else ())
+
+    def _redacted(self, error: AgentRunError) -> AgentRunError:
+        """`error` with credentials cut from its message and excerpt (a provider may echo them)."""
+        error.message = self._redact(error.message)
+        error.args = (error.message,)
+        if error.excerpt is not None:
+            error.excerpt = self._redact(error.excerpt)
+        return error
 
 
 def _timeout_text(timeout: aiohttp.ClientTimeout) -> str:

@@ -13,6 +13,11 @@
 | `POST /v1/sessions/{id}/interrupt` | stop its run, in this process or another |
 | `POST /v1/sessions/{id}/approvals/{approval_id}` | approve or reject a parked tool call |
 | `GET /healthz`, `/metrics`, `/openapi.json` | liveness, Prometheus, the OpenAPI 3.1 document |
+| `GET /` | a small HTML page that links the routes (no auth, nothing secret) |
+
+Every error is the typed JSON body, a request aiohttp's parser refuses included (`AppRunner`),
+and while `run_server` serves, log records pass through `RedactingFilter`: no API key is echoed
+or logged.
 
 Example:
     ```python
@@ -47,8 +52,12 @@ from rxagent.server._core import RunHandle as RunHandle
 from rxagent.server._core import ServerConfig as ServerConfig
 from rxagent.server._core import ServerContext as ServerContext
 from rxagent.server._errors import ApiError as ApiError
+from rxagent.server._logs import RedactingFilter as RedactingFilter
+from rxagent.server._logs import install_log_redaction as install_log_redaction
 from rxagent.server._metrics import ServerMetrics as ServerMetrics
 from rxagent.server._openapi import openapi_document as openapi_document
+from rxagent.server._runner import AppRunner as AppRunner
+from rxagent.server._runner import JsonErrorHandler as JsonErrorHandler
 from rxagent.server._runs import sse_frame as sse_frame
 from rxagent.server._schemas import ApprovalRequest as ApprovalRequest
 from rxagent.server._schemas import ApprovalResponse as ApprovalResponse
@@ -65,13 +74,16 @@ __all__ = [
     "OWNER_KEY",
     "SERVER_KEY",
     "ApiError",
+    "AppRunner",
     "ApprovalRequest",
     "ApprovalResponse",
     "AuthSpec",
     "ErrorBody",
     "InterruptRequest",
     "InterruptResponse",
+    "JsonErrorHandler",
     "Principal",
+    "RedactingFilter",
     "RunHandle",
     "RunRequest",
     "ServerConfig",
@@ -79,6 +91,7 @@ __all__ = [
     "ServerMetrics",
     "SessionInfo",
     "create_app",
+    "install_log_redaction",
     "key_id_of",
     "openapi_document",
     "run_server",

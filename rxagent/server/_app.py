@@ -15,6 +15,8 @@ from rxagent.server._auth import AuthSpec, KeyRing
 from rxagent.server._core import SERVER_KEY, ServerConfig, ServerContext
 from rxagent.server._cors import cors_middleware, cors_on_prepare
 from rxagent.server._errors import ApiError, server_failure
+from rxagent.server._home import home
+from rxagent.server._logs import RedactingFilter
 from rxagent.server._metrics import METRICS_CONTENT_TYPE
 from rxagent.server._openai import openapi_paths as openai_paths
 from rxagent.server._openai import setup_openai_routes
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from rxagent.agent import ReActAgent
     from rxagent.state import SessionStore, Subscription
 
-__all__ = ["create_app"]
+__all__ = ["LOG_REDACTION", "create_app"]
 
 logger: Final = logging.getLogger("rxagent.server")
 
@@ -44,6 +46,8 @@ logger: Final = logging.getLogger("rxagent.server")
 _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SUBSCRIPTIONS: Final = web.AppKey("rxagent.server.subscriptions", list)
 _OPENAPI: Final = web.AppKey("rxagent.server.openapi", str)
+LOG_REDACTION: Final = web.AppKey("rxagent.server.log_redaction", RedactingFilter)
+"""The app's log filter: it knows the app's API keys (`run_server` installs it)."""
 
 
 def _agents_by_name(
@@ -95,6 +99,13 @@ async def _errors(
     """Answer every error with the typed JSON body (and count it)."""
     ctx = request.app[SERVER_KEY]
     try:
+        if len(request.headers.getall("Authorization", ())) > 1:
+            raise ApiError(
+                400,
+                "duplicate_header",
+                "the request has more than one Authorization header; send exactly one",
+                field="Authorization",
+            )
         return await handler(request)
     except ApiError as error:
         ctx.metrics.api_error(error.code, error.status)
@@ -115,6 +126,10 @@ async def _errors(
 def _allow_header(exc: web.HTTPException) -> dict[str, str]:
     allow = exc.headers.get("Allow")
     return {"Allow": allow} if allow else {}
+
+
+async def _home(request: web.Request) -> web.Response:
+    return await home(request, request.app[SERVER_KEY])
 
 
 async def _healthz(request: web.Request) -> web.Response:
@@ -165,6 +180,13 @@ async def _unsubscribe(app: web.Application) -> None:
     subscriptions: list[Subscription] = app[_SUBSCRIPTIONS]
     while subscriptions:
         await subscriptions.pop().close()
+
+
+def _raw_keys(auth: AuthSpec) -> list[str]:
+    """The API keys of `auth` (checked by `KeyRing.of` already), for the log redaction."""
+    if auth is None:
+        return []
+    return list(auth.keys() if isinstance(auth, Mapping) else auth)
 
 
 def create_app(
@@ -223,6 +245,8 @@ def create_app(
     )
     app[SERVER_KEY] = ctx
     app[_SUBSCRIPTIONS] = []
+    app[LOG_REDACTION] = RedactingFilter(_raw_keys(auth))
+    app.router.add_get("/", _home)
     app.router.add_post("/v1/agents/{name}/runs", run_json)
     app.router.add_post("/v1/agents/{name}/runs:stream", run_stream)
     app.router.add_get("/v1/sessions/{session_id}", show_session)

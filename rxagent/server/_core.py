@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
+from rxagent.agent._checks import check_input_history
 from rxagent.errors import InvalidInputError, SessionBusyError
+from rxagent.messages import Msg
 from rxagent.server._auth import ANONYMOUS, KeyRing
 from rxagent.server._config import ServerConfig
-from rxagent.server._errors import ApiError, busy, invalid_body, too_large
+from rxagent.server._errors import ApiError, busy, check_json_type, invalid_body, too_large
 from rxagent.server._metrics import RunObserver, ServerMetrics
+from rxagent.server._public import PublicErrors
 from rxagent.server._pump import Batches, Heartbeat, RunEvents
 from rxagent.server._sessions_lookup import OWNER_KEY, SessionLookup
 
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
 
     from rxagent.agent import ReActAgent
     from rxagent.events import AgentEvent
-    from rxagent.messages import Msg
     from rxagent.models.base import ModelOptions
     from rxagent.result import AgentResult
 
@@ -173,6 +175,10 @@ class ServerContext(SessionLookup):
         self.keys = keys
         self.metrics = ServerMetrics()
         self.shutting_down = False
+        self.interrupted_at_shutdown = 0
+        """How many runs `shutdown()` interrupted."""
+        self.unfinished_at_shutdown = 0
+        """How many of those had not ended (saved) when `shutdown()` stopped waiting."""
         self._active: dict[int, _Active] = {}
         self._runs_by_key: Counter[str] = Counter()
         self._idle = asyncio.Event()
@@ -197,10 +203,12 @@ class ServerContext(SessionLookup):
         return Principal(key_id)
 
     async def parse_body(self, request: web.Request, model: type[ModelT]) -> ModelT:
-        """Read and validate the JSON body (413 over the limit, 422 naming the field).
+        """Read and validate the JSON body (413 over the limit, 415 not JSON, 422 naming the field).
 
-        An empty body is read as `{}`.
+        An empty body is read as `{}`. Validation is strict: `"yes"` or `1` is no boolean, and
+        `"3"` no number (a client that sends them has a bug worth hearing about).
         """
+        check_json_type(request)
         limit = self.config.max_body_bytes
         if request.content_length is not None and request.content_length > limit:
             raise too_large(limit)
@@ -211,7 +219,7 @@ class ServerContext(SessionLookup):
         if len(raw) > limit:
             raise too_large(limit)
         try:
-            return model.model_validate_json(raw or b"{}")
+            return model.model_validate_json(raw or b"{}", strict=True)
         except ValidationError as exc:
             raise invalid_body(exc) from None
 
@@ -286,6 +294,8 @@ class ServerContext(SessionLookup):
         if ephemeral:
             session_id = f"ephemeral-{uuid.uuid4().hex}"
         try:  # checks the input at once; nothing runs before the iterator is read
+            if not isinstance(inputs, str | Msg):
+                check_input_history(inputs)
             source = agent.events(inputs, session_id=session_id or "unclaimed", options=options)
         except InvalidInputError as exc:
             raise ApiError(422, "invalid_input", str(exc), field="input") from None
@@ -296,7 +306,7 @@ class ServerContext(SessionLookup):
                 source = agent.events(inputs, session_id=session_id, options=options)
             assert session_id is not None
             observer = RunObserver(self.metrics, agent.name, agent.toolkit)
-            events = RunEvents(source, observer)
+            events = RunEvents(source, PublicErrors(observer))
             handle: RunHandle | None = None
             try:
                 try:
@@ -365,6 +375,7 @@ class ServerContext(SessionLookup):
             False when runs were still going after `config.shutdown_timeout_s`.
         """
         self.shutting_down = True
+        self.interrupted_at_shutdown = len(self._active)
         agents = {id(a): a for a in self.agents.values()}.values()
         for agent in agents:
             agent.interrupt_all(reason)
@@ -376,6 +387,7 @@ class ServerContext(SessionLookup):
         idle = await self.wait_idle(self.config.shutdown_timeout_s)
         for agent in agents:
             idle = await agent.wait_idle(max(0.0, deadline - loop.time())) and idle
+        self.unfinished_at_shutdown = len(self._active)
         return idle
 
 

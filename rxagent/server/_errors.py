@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiError",
     "busy",
+    "check_json_type",
     "check_session_id",
     "clip",
     "invalid_body",
@@ -31,6 +32,8 @@ logger: Final = logging.getLogger("rxagent.server")
 
 _SESSION_ID: Final = re.compile(SESSION_ID_PATTERN)
 _CLIP: Final = 80
+_JSON_TYPES: Final = frozenset({"application/json", "application/octet-stream"})
+"""Bodies read as JSON: JSON, and bytes of no declared kind (how clients send raw bytes)."""
 STORE_RETRY_AFTER_S: Final = "5"
 """The `Retry-After` of a 503 `store_unavailable`."""
 
@@ -100,6 +103,20 @@ def check_session_id(session_id: str) -> str:
             field="session_id",
         )
     return session_id
+
+
+def check_json_type(request: web.Request) -> None:
+    """Raise ApiError 415 when the request says its body is something else than JSON."""
+    if "Content-Type" not in request.headers:
+        return  # an undeclared body is read as JSON
+    ctype = request.content_type
+    if ctype not in _JSON_TYPES and not ctype.endswith("+json"):
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            f"the body must be JSON, not {ctype!r}: send 'Content-Type: application/json'",
+            field="Content-Type",
+        )
 
 
 def server_failure(exc: Exception, where: str) -> ApiError:

@@ -16,6 +16,7 @@ def _error_responses(*statuses: int) -> dict[str, Any]:
         404: "`model` names no agent (`code: model_not_found`)",
         409: "The session named by X-Session-Id already has a run in progress",
         413: "The body is larger than the server's limit",
+        415: "The body is not JSON: send `Content-Type: application/json`",
         422: "A parameter of the wrong type or value (`param` names it)",
         429: "Too many runs in progress for this API key, or the agent's provider is rate limited",
         500: "The run failed on the server",
@@ -208,7 +209,7 @@ def openapi_paths() -> dict[str, Any]:
                             "text/event-stream": {"schema": {"type": "string"}},
                         },
                     },
-                    **_error_responses(400, 401, 404, 409, 413, 422, 429, 500, 502, 503, 504),
+                    **_error_responses(400, 401, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504),
                 },
             }
         },
@@ -232,7 +233,7 @@ def openapi_paths() -> dict[str, Any]:
                             }
                         },
                     },
-                    **_error_responses(401),
+                    **_error_responses(400, 401),
                 },
             }
         },
@@ -249,7 +250,7 @@ def openapi_paths() -> dict[str, Any]:
                         "description": "The model",
                         "content": {"application/json": {"schema": _MODEL}},
                     },
-                    **_error_responses(401, 404),
+                    **_error_responses(400, 401, 404),
                 },
             }
         },

@@ -28,11 +28,14 @@ __all__ = ["ERROR_RESPONSES", "openapi_document"]
 _REF: Final = "#/components/schemas/{model}"
 
 ERROR_RESPONSES: Final[dict[int, str]] = {
+    400: "Malformed HTTP (a bad header, a line over 8190 bytes, Content-Length with "
+    "Transfer-Encoding) or two `Authorization` headers; the answer quotes nothing of it.",
     401: "Missing or wrong bearer token.",
     404: "Unknown agent, or no such session for this API key.",
     409: "The session has a run in progress (here or in another process).",
     413: "The body is larger than `max_body_bytes`.",
     422: "Malformed JSON or a wrong schema; `error.field` names the field.",
+    415: "The body is not JSON: send `Content-Type: application/json`.",
     429: "This API key holds `max_runs_per_key` runs already.",
 }
 """The error answers every route may give, with what they mean."""
@@ -89,6 +92,19 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
     session = _params("session_id", "agent")
     stream = {"schema": {"type": "string", "description": "`event: <type>` + `data: <JSON>`"}}
     return {
+        "/": {
+            "get": {
+                "operationId": "home",
+                "summary": "A small HTML page that links the routes and the docs",
+                "security": [],
+                "responses": {
+                    "200": {
+                        "description": "The page (no scripts, no external assets).",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
         "/v1/agents/{name}/runs": {
             "post": {
                 "operationId": "run",
@@ -97,7 +113,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                 "requestBody": run_body,
                 "responses": {
                     "200": _json(refs["AgentResult"], "The run's result (with `session_id`)."),
-                    **_errors(refs, (401, 404, 409, 413, 422, 429)),
+                    **_errors(refs, (400, 401, 404, 409, 413, 415, 422, 429)),
                 },
             }
         },
@@ -112,7 +128,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                         "description": "One SSE frame per event, ending with `post_call`.",
                         "content": {"text/event-stream": stream},
                     },
-                    **_errors(refs, (401, 404, 409, 413, 422, 429)),
+                    **_errors(refs, (400, 401, 404, 409, 413, 415, 422, 429)),
                 },
             }
         },
@@ -123,7 +139,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                 "parameters": session,
                 "responses": {
                     "200": _json(refs["SessionInfo"], "The session."),
-                    **_errors(refs, (401, 404)),
+                    **_errors(refs, (400, 401, 404)),
                 },
             },
             "delete": {
@@ -132,7 +148,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                 "parameters": session,
                 "responses": {
                     "200": {"description": 'Deleted: `{"deleted": true, "session_id": ...}`.'},
-                    **_errors(refs, (401, 404, 409)),
+                    **_errors(refs, (400, 401, 404, 409)),
                 },
             },
         },
@@ -147,7 +163,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                 },
                 "responses": {
                     "202": _json(refs["InterruptResponse"], "The run was asked to stop."),
-                    **_errors(refs, (401, 404, 409, 413, 422)),
+                    **_errors(refs, (400, 401, 404, 409, 413, 415, 422)),
                 },
             }
         },
@@ -162,7 +178,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                 },
                 "responses": {
                     "200": _json(refs["ApprovalResponse"], "The decision (and resumed result)."),
-                    **_errors(refs, (401, 404, 409, 413, 422, 429)),
+                    **_errors(refs, (400, 401, 404, 409, 413, 415, 422, 429)),
                 },
             }
         },
@@ -183,7 +199,7 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                         "description": "The metrics.",
                         "content": {"text/plain": {"schema": {"type": "string"}}},
                     },
-                    **_errors(refs, (401,)),
+                    **_errors(refs, (400, 401)),
                 },
             }
         },

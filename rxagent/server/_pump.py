@@ -37,7 +37,9 @@ class RunEvents(AsyncIterator["AgentEvent"]):
     __slots__ = ("_done", "_error", "_first", "_observe", "_queue", "_source", "_task")
 
     def __init__(
-        self, source: AsyncIterator[BaseEvent], observe: Callable[[BaseEvent], None]
+        self,
+        source: AsyncIterator[BaseEvent],
+        observe: Callable[[BaseEvent], BaseEvent | None],
     ) -> None:
         self._source = source
         self._observe = observe
@@ -51,8 +53,8 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         source = self._source
         try:
             async for event in source:
-                self._observe(event)
-                await self._queue.put(event)
+                shown = self._observe(event)  # what the client sees (None: the event itself)
+                await self._queue.put(event if shown is None else shown)
         except Exception as exc:  # a run that cannot start (a busy session): the reader raises it
             await self._queue.put(_End(exc))
         else:

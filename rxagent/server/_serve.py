@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from rxagent.errors import ConfigurationError
-from rxagent.server._app import create_app
+from rxagent.server._app import LOG_REDACTION, create_app
+from rxagent.server._banner import describe, stopped
 from rxagent.server._core import SERVER_KEY
+from rxagent.server._logs import RedactingFilter
+from rxagent.server._runner import AppRunner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -49,7 +52,9 @@ def run_server(
         store: Passed to `create_app` (agents only).
         auth: Passed to `create_app` (agents only).
         config: Passed to `create_app` (agents only).
-        print_url: Print `rxagent server listening on http://host:port` once listening.
+        print_url: Print `rxagent server listening on http://host:port` once listening, then
+            what is served (agents, routes, auth, store, metrics); and, once stopped, how many
+            runs were interrupted and saved.
 
     Raises:
         ConfigurationError: When `store`, `auth` or `config` come with a ready-made app.
@@ -93,7 +98,9 @@ async def serve(
     """Serve `app` on the running loop until `stop` is set or SIGINT / SIGTERM arrives.
 
     The async core of `run_server`; see there. Signal handlers are installed when the loop
-    supports them (the main thread on Unix).
+    supports them (the main thread on Unix). While it serves, the log records of aiohttp and
+    rxagent pass through the app's `RedactingFilter`, and connections use `AppRunner`, so a
+    malformed request gets the typed JSON error and neither echoes nor logs an API key.
 
     Example:
         ```python
@@ -121,14 +128,16 @@ async def serve(
             installed.append(signum)
     ctx = app.get(SERVER_KEY)
     timeout = ctx.config.shutdown_timeout_s if ctx is not None else 10.0
-    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=timeout)
+    redaction = app.get(LOG_REDACTION) or RedactingFilter()
+    redaction.install()
+    runner = AppRunner(app, handler_cancellation=True, shutdown_timeout=timeout)
     try:
         await runner.setup()  # a store that is down fails here: what opened is closed below
         site = web.TCPSite(runner, host, port)
         await site.start()
         if print_url:
-            bound = runner.addresses[0]
-            sys.stdout.write(f"rxagent server listening on http://{host}:{bound[1]}\n")
+            url = f"http://{host}:{runner.addresses[0][1]}"
+            sys.stdout.write(f"rxagent server listening on {url}\n{describe(app, url)}")
             sys.stdout.flush()
         await stop.wait()
     finally:
@@ -136,7 +145,11 @@ async def serve(
             await runner.cleanup()
             if ctx is not None:
                 await _close_agents(ctx.agents.values())
+                if print_url:
+                    sys.stdout.write(stopped(ctx))
+                    sys.stdout.flush()
         finally:
+            redaction.remove()
             for signum in installed:
                 loop.remove_signal_handler(signum)
 

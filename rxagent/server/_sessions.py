@@ -11,6 +11,7 @@ from aiohttp import web
 from rxagent.errors import ApprovalError, SessionBusyError
 from rxagent.server._core import SERVER_KEY, Principal, ServerContext
 from rxagent.server._errors import ApiError, busy, check_session_id
+from rxagent.server._public import PublicErrors
 from rxagent.server._schemas import (
     ApprovalRequest,
     ApprovalResponse,
@@ -121,10 +122,15 @@ async def decide_approval(request: web.Request) -> web.Response:
             raise busy(session_id) from None
     if result is not None:
         ctx.metrics.finished(agent.name, result, time.perf_counter() - started)
+        result = PublicErrors(_ignore).result(result, f"session {session_id!r}")
     answer = ApprovalResponse(
         session_id=session_id, approval_id=approval_id, approved=body.approved, result=result
     )
     return _json(answer)
+
+
+def _ignore(event: object) -> None:
+    """Observe nothing."""
 
 
 def _no_approval(approval_id: str) -> ApiError:

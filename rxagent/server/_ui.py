@@ -110,7 +110,7 @@ def openapi_paths() -> dict[str, Any]:
             "description": ERROR_RESPONSES[status],
             "content": {"application/json": {"schema": error}},
         }
-        for status in (401, 404, 409, 413, 422, 429)
+        for status in (400, 401, 404, 409, 413, 415, 422, 429)
     }
     return {
         UI_PATH: {
