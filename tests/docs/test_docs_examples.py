@@ -8,6 +8,11 @@ A block runs with `exec` in a fresh module namespace (registered in `sys.modules
 so pydantic and `typing.get_type_hints` resolve its names), under a timeout. Blocks must be
 self-contained: they import what they use, drive async code with `asyncio.run(...)`, and check
 what they claim with `assert`.
+
+A Markdown block right after an `<!-- fake-provider: NAME -->` comment is the code a user types
+with a real key (`ReActAgent(..., "openai:gpt-4o-mini")`). It runs against that provider's fake
+server, started on a thread of its own, with the provider's base-URL and key variables pointing
+at it; it must print the answer, and the server must have been asked for the block's model.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ from typing import Any
 import pytest
 
 import rxagent
+from rxagent.testing.providers import (
+    FakeAnthropicServer,
+    FakeOllamaServer,
+    FakeOpenAIServer,
+    FakeProviderServer,
+    RecordedRequest,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TIMEOUT_S = 60
@@ -37,6 +49,8 @@ FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 EXAMPLE_SECTION = re.compile(r"^[ \t]*Examples?:[ \t]*$", re.MULTILINE)
+# The comment that marks a block as real-model code, alone on the line before its fence.
+FAKE_PROVIDER = re.compile(r"<!--\s*fake-provider:\s*(?P<name>[\w-]+)\s*-->")
 
 
 def _strip_indent(body: str, indent: str) -> str:
@@ -48,13 +62,26 @@ def _strip_indent(body: str, indent: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def python_blocks(text: str) -> Iterator[tuple[int, str]]:
-    """Yield `(line number of the block's first code line, code)` for each ```python block."""
+def _python_fences(text: str) -> Iterator[tuple[int, str, re.Match[str]]]:
+    """Yield `(line of the block's first code line, code, the fence's match)` per python block."""
     for match in FENCE.finditer(text):
         if match.group("lang") not in ("python", "py"):
             continue
         line = text.count("\n", 0, match.start("body")) + 1
-        yield line, _strip_indent(match.group("body"), match.group("indent"))
+        yield line, _strip_indent(match.group("body"), match.group("indent")), match
+
+
+def python_blocks(text: str) -> Iterator[tuple[int, str]]:
+    """Yield `(line number of the block's first code line, code)` for each ```python block."""
+    for line, code, _ in _python_fences(text):
+        yield line, code
+
+
+def fake_provider_of(text: str, fence_start: int) -> str | None:
+    """The provider named by an `<!-- fake-provider: NAME -->` line right before a fence."""
+    before = text[:fence_start].splitlines()
+    match = FAKE_PROVIDER.fullmatch(before[-1].strip()) if before else None
+    return match.group("name") if match else None
 
 
 def run_example(code: str, where: str) -> None:
@@ -84,15 +111,62 @@ def _markdown_examples() -> list[Any]:
     params = []
     for path in _markdown_files():
         rel = path.relative_to(ROOT).as_posix()
-        for line, code in python_blocks(path.read_text(encoding="utf-8")):
-            params.append(pytest.param(code, f"{rel}:{line}", id=f"{rel}:{line}"))
+        text = path.read_text(encoding="utf-8")
+        for line, code, match in _python_fences(text):
+            where, provider = f"{rel}:{line}", fake_provider_of(text, match.start())
+            params.append(pytest.param(code, where, provider, id=where))
     return params
 
 
 @pytest.mark.timeout(EXAMPLE_TIMEOUT_S)
-@pytest.mark.parametrize(("code", "where"), _markdown_examples())
-def test_markdown_example_runs(code: str, where: str) -> None:
-    run_example(code, where)
+@pytest.mark.parametrize(("code", "where", "provider"), _markdown_examples())
+def test_markdown_example_runs(
+    code: str,
+    where: str,
+    provider: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if provider is None:
+        run_example(code, where)
+        return
+    run_against_fake_provider(code, where, provider, monkeypatch, capsys)
+
+
+# -- real-model blocks, against the fake provider servers ------------------------------------------
+
+# provider -> (its fake server, its base-URL variable, its API-key variable)
+FAKE_PROVIDERS: dict[str, tuple[type[FakeProviderServer], str, str]] = {
+    "openai": (FakeOpenAIServer, "OPENAI_BASE_URL", "OPENAI_API_KEY"),
+    "anthropic": (FakeAnthropicServer, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+    "ollama": (FakeOllamaServer, "OLLAMA_HOST", "OLLAMA_API_KEY"),
+}
+FAKE_ANSWER = "Paris is the capital of France (from the fake server)."
+
+
+def _answer(request: RecordedRequest) -> str:
+    return FAKE_ANSWER
+
+
+def run_against_fake_provider(
+    code: str,
+    where: str,
+    provider: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Run `code` with `provider`'s environment pointing at its fake server; check both ends."""
+    assert provider in FAKE_PROVIDERS, f"{where}: no fake server for provider {provider!r}"
+    server_type, base_url_env, api_key_env = FAKE_PROVIDERS[provider]
+    specs = re.findall(rf"[\"']{provider}:([^\"']+)[\"']", code)
+    assert specs, f"{where}: the block names no '{provider}:<model>' model"
+    with server_type(_answer) as server:
+        monkeypatch.setenv(base_url_env, server.base_url)
+        monkeypatch.setenv(api_key_env, "sk-docs-test")
+        run_example(code, where)
+    assert server.requests, f"{where}: the block sent the fake {provider} server nothing"
+    assert {request.body["model"] for request in server.requests} == {specs[0]}
+    assert FAKE_ANSWER in capsys.readouterr().out, f"{where}: the block printed no answer"
 
 
 # -- docstrings ------------------------------------------------------------------------------------
@@ -197,3 +271,50 @@ def test_only_blocks_after_example_count_in_docstrings() -> None:
 def test_every_docs_page_is_collected() -> None:
     pages = {p.name for p in _markdown_files()}
     assert {"index.md", "agent.md", "events.md", "hooks.md", "state.md"} <= pages
+
+
+def test_a_fake_provider_comment_marks_the_next_block_only() -> None:
+    text = (
+        "Intro.\n\n<!-- fake-provider: anthropic -->\n```python\nprint(1)\n```\n\n"
+        "```python\nprint(2)\n```\n"
+    )
+    fences = [match.start() for _, _, match in _python_fences(text)]
+    assert [fake_provider_of(text, start) for start in fences] == ["anthropic", None]
+    assert fake_provider_of("```python\nx = 1\n```\n", 0) is None
+
+
+REAL_MODEL_BLOCK = """\
+from rxagent import ReActAgent
+
+agent = ReActAgent("assistant", "Be brief.", "openai:gpt-4o-mini")
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "failure"),
+    [
+        ("agent.call_sync('Capital of France?')", "printed no answer"),
+        ("print('" + FAKE_ANSWER + "')", "sent the fake openai server nothing"),
+    ],
+)
+def test_a_real_model_block_must_ask_the_server_and_print_its_answer(
+    body: str, failure: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = REAL_MODEL_BLOCK.format(body=body)
+    with pytest.raises(AssertionError, match=failure):
+        run_against_fake_provider(code, "test", "openai", monkeypatch, capsys)
+
+
+def test_a_real_model_block_runs_against_the_fake_server(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = REAL_MODEL_BLOCK.format(body="print(agent.call_sync('Capital of France?').text)")
+    run_against_fake_provider(code, "test", "openai", monkeypatch, capsys)
+
+
+def test_a_real_model_block_must_name_its_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(AssertionError, match="names no 'openai:<model>' model"):
+        run_against_fake_provider("print(1)", "test", "openai", monkeypatch, capsys)

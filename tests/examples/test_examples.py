@@ -1,0 +1,91 @@
+"""Every script in examples/ runs, offline, from the repository root, and shows what it claims.
+
+Each runs as `python -m examples.<name>` in a process of its own, with a guard that refuses
+connections off this machine (`offline/sitecustomize.py`). A test checks its exit code and a line
+of its output that only a run that did its job prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES_DIR = ROOT / "examples"
+OFFLINE = Path(__file__).resolve().parent / "offline"
+TIMEOUT_S = 60
+
+# example -> text its output must contain
+EXPECTED: dict[str, str] = {
+    "approval": "rejected: The tool call was rejected: over the monthly limit",
+    "faq_agent": "In short: Hooks run in priority order",
+    "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
+    "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
+    "mcp_tools": "In Asia/Tokyo it is ",
+    "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",
+    "rx_operators": "tool calls: ['weather(Paris)', 'weather(Rome)']",
+    "server_openai_client": "streamed: Your message has 4 words.",
+    "sqlite_sessions": "second process: Messages from you: 2. The first: 'My name is Ann.'",
+    "structured_output": "ticket:  Ticket(title='The login page is down', priority='high'",
+    "tool_progress": "download: {'done': 3, 'of': 3}",
+}
+
+
+def example_names() -> list[str]:
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if p.stem != "__init__")
+
+
+def offline_env() -> dict[str, str]:
+    """The environment of an example: ours, with the network guard first on PYTHONPATH."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_python(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_every_example_is_checked() -> None:
+    assert example_names() == sorted(EXPECTED)
+
+
+@pytest.mark.timeout(TIMEOUT_S + 10)
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs_and_shows_its_point(name: str) -> None:
+    done = run_python("-m", f"examples.{name}")
+    assert done.returncode == 0, done.stderr
+    assert EXPECTED[name] in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_example_says_its_idea_and_how_to_run_it(name: str) -> None:
+    source = (EXAMPLES_DIR / f"{name}.py").read_text(encoding="utf-8")
+    lines = source.splitlines()
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    assert f"python -m examples.{name}" in doc
+    assert len(lines) <= 100, f"examples/{name}.py has {len(lines)} lines: keep it short"
+    listed = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
+    assert f"examples/{name}.py" in listed, f"docs/examples.md does not list {name}"
+
+
+def test_the_offline_guard_refuses_the_network() -> None:
+    code = "import socket; socket.create_connection(('192.0.2.1', 80), timeout=1)"
+    done = run_python("-c", code)
+    assert done.returncode != 0
+    assert re.search(r"examples may not reach the network", done.stderr)
