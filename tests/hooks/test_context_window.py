@@ -111,7 +111,7 @@ def test_hook_attributes():
         ({"max_tool_result_tokens": 10}, "max_tool_result_tokens"),
         ({"max_turns": 0}, "max_turns"),
         ({"max_turns": 1.5}, "max_turns"),
-        ({"context_window": 4096}, "max_output_tokens"),
+        ({"context_window": 4096, "max_output_tokens": 4096}, "max_output_tokens"),
         ({"context_window": 1000, "max_output_tokens": 2000}, "max_output_tokens"),
         ({"strategy": "forget"}, "strategy"),
     ],
@@ -123,11 +123,13 @@ def test_bad_configuration_is_refused_with_the_field_and_fix(kwargs, field):
 
 def test_validate_for_checks_the_models_window():
     model = ScriptedModel(["hi"], context_window=8_000)
-    assert ContextWindow().validate_for(model) == 8_000 - 3 - 4096  # less the reply priming
+    # less the reply priming, and a quarter of the window for the reply
+    assert ContextWindow().validate_for(model) == 8_000 - 3 - 2_000
+    assert ContextWindow(max_output_tokens=4096).validate_for(model) == 8_000 - 3 - 4096
     with pytest.raises(ConfigurationError, match="max_output_tokens 9,000"):
         ContextWindow().validate_for(model, ModelOptions(max_output_tokens=9_000))
     with pytest.raises(ConfigurationError, match="system prompt"):
-        ContextWindow().validate_for(model, system_prompt="rule " * 4_000)
+        ContextWindow().validate_for(model, system_prompt="rule " * 7_000)
     tools = [ToolSchema(name="read", description="Read a file. " * 2_000)]
     with pytest.raises(ConfigurationError, match="fewer tools"):
         ContextWindow().validate_for(model, tools=tools)
@@ -145,7 +147,10 @@ def test_trim_to_budget_checks_its_limits():
 
 def test_window_comes_from_constructor_then_model_then_table_then_default(caplog):
     model = ScriptedModel(["hi"], name="gpt-4", context_window=50_000)
-    assert ContextWindow(context_window=9_000).window_for("gpt-4", model) == 9_000
+    assert (
+        ContextWindow(max_output_tokens=4096, context_window=9_000).window_for("gpt-4", model)
+        == 9_000
+    )
     assert ContextWindow().window_for("gpt-4", model) == 50_000
     model.context_window = None
     assert ContextWindow().window_for("gpt-4", model) == 8_192
@@ -547,7 +552,9 @@ def test_summary_message_is_cut_to_its_limit():
 
 async def test_context_too_long_fails_the_run_before_the_model_is_called():
     model = ScriptedModel(["never"])
-    agent = ReActAgent("a", "Be brief.", model, hooks=[ContextWindow(context_window=4_200)])
+    agent = ReActAgent(
+        "a", "Be brief.", model, hooks=[ContextWindow(max_output_tokens=4096, context_window=4_200)]
+    )
     events = await collect(agent, "please read this: " + "word " * 400)
     assert_event_protocol(events)
     result = events[-1].result  # type: ignore[attr-defined]
@@ -562,10 +569,18 @@ async def test_context_too_long_fails_the_run_before_the_model_is_called():
 async def test_a_huge_system_prompt_is_refused_at_construction_or_in_the_run():
     model = ScriptedModel(["never"])
     with pytest.raises(ConfigurationError, match="no room for messages"):
-        ReActAgent("a", "rule " * 300, model, hooks=[ContextWindow(context_window=4_300)])
+        ReActAgent(
+            "a",
+            "rule " * 300,
+            model,
+            hooks=[ContextWindow(max_output_tokens=4096, context_window=4_300)],
+        )
     # a prompt made per run can only be checked in the run: CONTEXT_TOO_LONG, model never called
     agent = ReActAgent(
-        "a", lambda ctx: "rule " * 300, model, hooks=[ContextWindow(context_window=4_300)]
+        "a",
+        lambda ctx: "rule " * 300,
+        model,
+        hooks=[ContextWindow(max_output_tokens=4096, context_window=4_300)],
     )
     result = await agent.call("hi")
     assert result.error is not None
@@ -578,7 +593,7 @@ async def test_trimming_in_a_run_emits_the_event_after_pre_reasoning_and_keeps_m
     system = [Msg.system("Be brief.")]
     model = ScriptedModel(["first answer " * 60, "second answer", "third answer"])
     budget = 160
-    window = ContextWindow(context_window=window_for_budget(budget, system))
+    window = ContextWindow(max_output_tokens=4096, context_window=window_for_budget(budget, system))
     agent = ReActAgent("a", "Be brief.", model, hooks=[window])
     assert (await agent.call("first question " * 60)).ok
     assert (await agent.call("second question")).ok
@@ -647,7 +662,10 @@ async def test_hook_added_messages_are_counted_and_kept():
         "a",
         "Be brief.",
         model,
-        hooks=[ContextWindow(context_window=window_for_budget(budget, system)), add_rules],
+        hooks=[
+            ContextWindow(max_output_tokens=4096, context_window=window_for_budget(budget, system)),
+            add_rules,
+        ],
     )
     assert (await agent.call("q1")).ok
     assert (await agent.call("q2")).ok
@@ -657,7 +675,7 @@ async def test_hook_added_messages_are_counted_and_kept():
 
 async def test_request_max_output_tokens_and_tools_shrink_the_budget():
     model = ScriptedModel(["fine"])
-    agent = ReActAgent("a", "s", model, tools=[read], hooks=[ContextWindow(6_000)])
+    agent = ReActAgent("a", "s", model, tools=[read], hooks=[ContextWindow(6_000, 4096)])
     result = await agent.call("q", options=ModelOptions(max_output_tokens=5_990))
     assert result.error is not None
     assert result.error.code is ErrorCode.CONTEXT_TOO_LONG
@@ -707,7 +725,7 @@ def summary_requests(model: FunctionModel) -> list[Any]:
 def summarizing_agent(budget: int, *, fail: bool = False, tools: bool = True) -> ReActAgent:
     system = [Msg.system("Be brief.")]
     window = ContextWindow(
-        window_for_budget(budget, system), strategy="summarize", max_tool_result_tokens=200
+        window_for_budget(budget, system), 4096, strategy="summarize", max_tool_result_tokens=200
     )
     model = summarizing_model(fail=fail)
     return ReActAgent("a", "Be brief.", model, tools=[read] if tools else [], hooks=[window])
@@ -809,7 +827,7 @@ async def test_summarize_when_the_rest_leaves_no_room_for_a_summary_drops():
 async def test_summarize_outside_a_run_drops():
     request = [Msg.system("s"), user("old " * 300), Msg.assistant("ok"), user("new")]
     event = PreReasoningEvent(messages=request, model="gpt-4o")
-    window = ContextWindow(window_for_budget(300, request[:1]), strategy="summarize")
+    window = ContextWindow(window_for_budget(300, request[:1]), 4096, strategy="summarize")
     out = await window.on_event(event)
     assert out is not None
     assert [m.text for m in out.messages] == ["s", "new"]
@@ -827,7 +845,10 @@ async def test_summary_calls_count_in_the_runs_usage():
 
     model = FunctionModel(respond)
     agent = ReActAgent(
-        "a", "", model, hooks=[ContextWindow(context_window=4_400, strategy="summarize")]
+        "a",
+        "",
+        model,
+        hooks=[ContextWindow(max_output_tokens=4096, context_window=4_400, strategy="summarize")],
     )
     for i in range(4):
         await agent.call(f"question {i} " + "word " * 60)

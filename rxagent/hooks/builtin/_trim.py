@@ -14,14 +14,15 @@ is read as
 - A turn is a user message and everything up to the next user message.
 - A tool unit is an assistant message with tool calls and all the tool messages answering it.
 
-Tool results are shortened by `rxagent.hooks.builtin._truncate`.
+Tool results are shortened by `rxagent.hooks.builtin._truncate`. The budget is what the window
+leaves after the system prompt, the tool schemas and the reply's reserve (`reply_reserve`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from rxagent.errors import ConfigurationError, ContextTooLongError
 from rxagent.hooks.builtin._truncate import (
@@ -36,7 +37,20 @@ if TYPE_CHECKING:
     from rxagent.messages import Msg
     from rxagent.tokens import TokenCounter
 
-__all__ = ["TrimResult", "system_prompt_length", "trim_to_budget"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "TrimResult",
+    "reply_reserve",
+    "system_prompt_length",
+    "trim_to_budget",
+]
+
+DEFAULT_MAX_OUTPUT_TOKENS: Final = 4096
+"""The most tokens kept free for the reply when nobody set `max_output_tokens`.
+
+A smaller window keeps a quarter of itself instead (1,024 of 4,096; 2,048 of 8,192), so small
+local models work out of the box.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +114,25 @@ def system_prompt_length(messages: Sequence[Msg]) -> int:
             break
         length += 1
     return length
+
+
+def reply_reserve(window: int, max_output_tokens: int | None = None) -> int:
+    """Return the tokens a request to a model with this window keeps free for the reply.
+
+    That is `max_output_tokens` when it is set; else a quarter of the window, at most
+    `DEFAULT_MAX_OUTPUT_TOKENS`, so three quarters of any window are left for the request.
+
+    Example:
+        ```python
+        from rxagent.hooks.builtin._trim import reply_reserve
+
+        assert [reply_reserve(w) for w in (4_096, 8_192, 128_000)] == [1_024, 2_048, 4_096]
+        assert reply_reserve(4_096, max_output_tokens=500) == 500
+        ```
+    """
+    if max_output_tokens is not None:
+        return max_output_tokens
+    return max(1, min(DEFAULT_MAX_OUTPUT_TOKENS, window // 4))
 
 
 # -- the algorithm -------------------------------------------------------------------------

@@ -19,7 +19,13 @@ from rxagent.hooks.builtin._summary import (
     summarize_span,
     summary_message,
 )
-from rxagent.hooks.builtin._trim import TrimResult, system_prompt_length, trim_to_budget
+from rxagent.hooks.builtin._trim import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    TrimResult,
+    reply_reserve,
+    system_prompt_length,
+    trim_to_budget,
+)
 from rxagent.hooks.builtin._truncate import MIN_TOOL_RESULT_TOKENS
 from rxagent.hooks.builtin._windows import DEFAULT_CONTEXT_WINDOW, context_window_for
 from rxagent.messages import Msg
@@ -32,7 +38,7 @@ if TYPE_CHECKING:
     from rxagent.models.base import ChatModel, ModelOptions, ToolSchema
     from rxagent.tokens import TokenCounter
 
-__all__ = ["SUMMARY_MAX_TOKENS", "ContextWindow", "Strategy"]
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "SUMMARY_MAX_TOKENS", "ContextWindow", "Strategy"]
 
 logger: Final = logging.getLogger("rxagent.hooks.context_window")
 
@@ -45,6 +51,23 @@ SUMMARY_MAX_TOKENS: Final = 1024
 _MIN_SUMMARY_TOKENS: Final = 64
 _warned_unknown: set[str] = set()
 
+_FROM_WINDOW: Final = "a quarter of the window"
+
+
+def _unknown_window_fix(model_name: str, model: ChatModel | None) -> str:
+    """How to declare a model's window, in the words of the code that makes the model."""
+    provider = getattr(model, "provider", None)
+    made = ""
+    if isinstance(provider, str) and provider and getattr(model, "model", None) == model_name:
+        made = (
+            f'resolve("{provider}:{model_name}", context_window=8192), '
+            f'{type(model).__name__}("{model_name}", context_window=8192), '
+        )
+    return (
+        f"set the model's real window in tokens: {made}or ContextWindow(context_window=8192) in "
+        "ReActAgent(hooks=[...]) (8192 stands for your model's window)"
+    )
+
 
 def _counter_for(name: str, model: ChatModel | None) -> TokenCounter:
     """The shared counter for a model: its `provider` attribute when it has one, else openai."""
@@ -56,22 +79,25 @@ class ContextWindow(BaseHook):
     """Trim each model request to the context window, without breaking the conversation.
 
     The messages' budget is the context window less the system prompt (the leading system
-    messages), the tool schemas and the reply's max output tokens. Over budget, the oldest
-    history goes first, in whole turns (phase 1), then tool interactions after the current user
-    message, oldest first, keeping the newest one (phase 2), whose results are shortened with a
-    visible marker if it is still too big. The system prompt and the current user message are
-    never dropped: when they alone do not fit, the run fails with `CONTEXT_TOO_LONG` before the
-    model is called. Whenever the request changes, a `ContextTrimmedEvent` follows the
-    `PreReasoningEvent`.
+    messages), the tool schemas and the reply's max output tokens (`max_output_for`). Over
+    budget, the oldest history goes first, in whole turns (phase 1), then tool interactions after
+    the current user message, oldest first, keeping the newest one (phase 2), whose results are
+    shortened with a visible marker if it is still too big. The system prompt and the current
+    user message are never dropped: when they alone do not fit, the run fails with
+    `CONTEXT_TOO_LONG` before the model is called. Whenever the request changes, a
+    `ContextTrimmedEvent` follows the `PreReasoningEvent`.
 
     The context window is the first of: `context_window` given here, the model's
     `context_window` attribute, the table of known models (`context_window_for`), and
-    `DEFAULT_CONTEXT_WINDOW` (128,000) with a logged warning once per unknown model name.
+    `DEFAULT_CONTEXT_WINDOW` (128,000) with a logged warning once per unknown model name, which
+    says how to declare the window.
 
     Args:
         context_window: The window in tokens; None resolves it from the model.
         max_output_tokens: Tokens kept free for the reply, unless the request's
-            `ModelOptions.max_output_tokens` says otherwise.
+            `ModelOptions.max_output_tokens` (or the model's own default options) say otherwise.
+            None (the default) adapts to the window: a quarter of it, at most
+            `DEFAULT_MAX_OUTPUT_TOKENS` (4,096).
         strategy: `"drop"` left-out history, or `"summarize"` it into one system message with
             a call to the run's model (summaries are cached in `RunContext.extra`, per span;
             a `ScriptedModel` plays one of its turns for each summary call).
@@ -82,7 +108,7 @@ class ContextWindow(BaseHook):
 
     Raises:
         ConfigurationError: For a number that is not a positive int, a window no larger than
-            `max_output_tokens`, or an unknown strategy.
+            a `max_output_tokens` you set, or an unknown strategy.
 
     Example:
         ```python
@@ -95,7 +121,7 @@ class ContextWindow(BaseHook):
 
         async def main() -> None:
             model = ScriptedModel(["Sure.", "Fine.", "Done."])
-            window = ContextWindow(context_window=4_300)  # 4,096 of it kept for the reply
+            window = ContextWindow(context_window=4_300, max_output_tokens=4_096)
             agent = ReActAgent("a", "Be brief.", model, hooks=[window])
             await agent.call("Tell me about tides. " * 20)
             await agent.call("And the moon? " * 20)
@@ -119,14 +145,14 @@ class ContextWindow(BaseHook):
     def __init__(
         self,
         context_window: int | None = None,
-        max_output_tokens: int = 4096,
+        max_output_tokens: int | None = None,
         strategy: Strategy = "drop",
         max_tool_result_tokens: int | None = None,
         *,
         max_turns: int | None = None,
     ) -> None:
         check_int("ContextWindow(context_window=...)", context_window, optional=True)
-        check_int("ContextWindow(max_output_tokens=...)", max_output_tokens, optional=False)
+        check_int("ContextWindow(max_output_tokens=...)", max_output_tokens, optional=True)
         check_int(
             "ContextWindow(max_tool_result_tokens=...)",
             max_tool_result_tokens,
@@ -138,7 +164,11 @@ class ContextWindow(BaseHook):
             raise ConfigurationError(
                 f"ContextWindow(strategy=...) must be 'drop' or 'summarize', got {strategy!r}"
             )
-        if context_window is not None and context_window <= max_output_tokens:
+        if (
+            context_window is not None
+            and max_output_tokens is not None
+            and context_window <= max_output_tokens
+        ):
             raise ConfigurationError(
                 f"ContextWindow(context_window={context_window}) leaves no room for messages "
                 f"after max_output_tokens={max_output_tokens}; raise context_window or lower "
@@ -187,10 +217,10 @@ class ContextWindow(BaseHook):
         if model_name not in _warned_unknown:
             _warned_unknown.add(model_name)
             logger.warning(
-                "model %r has an unknown context window; assuming %d tokens. Pass "
-                "ContextWindow(context_window=...) or set the model's context_window",
+                "model %r has an unknown context window; assuming %s tokens. To change that, %s",
                 model_name,
-                DEFAULT_CONTEXT_WINDOW,
+                f"{DEFAULT_CONTEXT_WINDOW:,}",
+                _unknown_window_fix(model_name, model),
             )
         return DEFAULT_CONTEXT_WINDOW
 
@@ -225,11 +255,11 @@ class ContextWindow(BaseHook):
 
             model = ScriptedModel(["hi"], context_window=8_000)
             budget = ContextWindow().validate_for(model, system_prompt="Be brief.")
-            assert 0 < budget < 8_000 - 4_096
+            assert 0 < budget < 8_000 - 2_000  # a quarter of the window is kept for the reply
             try:
                 ContextWindow(max_output_tokens=8_000).validate_for(model)
             except ConfigurationError as exc:
-                assert "max_output_tokens" in str(exc)
+                assert "max_output_tokens 8,000" in str(exc)
             else:
                 raise AssertionError("a window no larger than the max output is refused")
             ```
@@ -239,14 +269,16 @@ class ContextWindow(BaseHook):
         counter = _counter_for(model.name, model)
         system = counter.count_messages(prompt)
         schemas = counter.count_tools(list(tools))
-        max_output = self._max_output(options)
+        max_output, source = self._max_output(window, options, model)
         budget = window - system - schemas - max_output
         if budget <= 0:
             raise ConfigurationError(
                 f"model {model.name!r} has no room for messages: context window {window:,} - "
                 f"system prompt {system:,} - tool schemas {schemas:,} - max_output_tokens "
-                f"{max_output:,} = {budget:,}; lower max_output_tokens, shorten the system "
-                "prompt, offer fewer tools or pass ContextWindow(context_window=...)"
+                f"{max_output:,} (from {source}) = {budget:,}; "
+                f"{'set' if source == _FROM_WINDOW else 'lower'} max_output_tokens, shorten the "
+                "system prompt, offer fewer tools or declare the model's real window "
+                "(context_window=...)"
             )
         return budget
 
@@ -264,14 +296,48 @@ class ContextWindow(BaseHook):
             ConfigurationError: When requests to `model` leave no tokens for messages.
         """
         prompt = [Msg.system(system_prompt)] if system_prompt else []
-        room = self.window_for(model.name, model) - self._max_output(options)
+        window = self.window_for(model.name, model)
+        room = window - self._max_output(window, options, model)[0]
         if request_bound(prompt, tools) < room:
             return
         self.validate_for(model, options, system_prompt=system_prompt, tools=tools)
 
-    def _max_output(self, options: ModelOptions | None) -> int:
+    def max_output_for(
+        self, window: int, options: ModelOptions | None = None, model: ChatModel | None = None
+    ) -> int:
+        """Return the tokens kept free for the reply in requests to a model with this window.
+
+        The first that is set: the request's `ModelOptions.max_output_tokens`, the model's own
+        default options (`model.options`, as provider clients have), this hook's
+        `max_output_tokens`. When none is, a quarter of the window, at most
+        `DEFAULT_MAX_OUTPUT_TOKENS` (4,096), so a small window keeps room for messages. It is a
+        reserve in the budget only: the request's options are not changed.
+
+        Example:
+            ```python
+            from rxagent.hooks.builtin import ContextWindow
+            from rxagent.models import ModelOptions
+
+            assert ContextWindow().max_output_for(8_192) == 2_048
+            assert ContextWindow(max_output_tokens=500).max_output_for(8_192) == 500
+            assert ContextWindow().max_output_for(8_192, ModelOptions(max_output_tokens=30)) == 30
+            ```
+        """
+        return self._max_output(window, options, model)[0]
+
+    def _max_output(
+        self, window: int, options: ModelOptions | None, model: ChatModel | None
+    ) -> tuple[int, str]:
+        """The reply's reserve, and where it comes from (for error messages)."""
         requested = options.max_output_tokens if options is not None else None
-        return requested if requested else self.max_output_tokens
+        if requested:
+            return requested, "ModelOptions.max_output_tokens"
+        declared = getattr(getattr(model, "options", None), "max_output_tokens", None)
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+            return declared, "the model's options"
+        if self.max_output_tokens is not None:
+            return self.max_output_tokens, "ContextWindow(max_output_tokens=...)"
+        return reply_reserve(window), _FROM_WINDOW
 
     def _tool_tokens(self, tools: Sequence[ToolSchema], counter: TokenCounter) -> int:
         if not tools:
@@ -306,13 +372,13 @@ class ContextWindow(BaseHook):
                 bound = built[1] + tools_bound(event.tools)
             else:  # hooks before this one changed it: bound it here
                 bound = request_bound(messages, event.tools)
-            if bound <= window - self._max_output(event.options):
+            if bound <= window - self._max_output(window, event.options, model)[0]:
                 return None  # fits for sure, without loading a tokenizer or counting a token
         counter = _counter_for(name, model)
         start = system_prompt_length(messages)
         system = counter.count_messages(messages[:start])  # with the reply priming
         tools = self._tool_tokens(event.tools, counter)
-        max_output = self._max_output(event.options)
+        max_output = self._max_output(window, event.options, model)[0]
         budget = window - system - tools - max_output
         where = (
             f"context window {window:,} - system prompt {system:,} - tool schemas {tools:,} - "
