@@ -73,13 +73,8 @@ def answer(messages: list[Msg], tools: list[ToolSchema], options: ModelOptions) 
 
 
 model = FunctionModel(answer)
-agent = ReActAgent(
-    "orders",
-    "You track orders.",
-    model,
-    tools=[find_order],
-    hooks=[redact_emails, house_rules, mask_card],  # the order given does not matter
-)
+hooks = [redact_emails, house_rules, mask_card]  # in any order: priorities decide
+agent = ReActAgent("orders", "You track orders.", model, tools=[find_order], hooks=hooks)
 
 
 def main() -> None:
@@ -91,7 +86,6 @@ def main() -> None:
     seen = model.requests[-1].messages  # the last request, as the model received it
     assert seen[-1].text == "Answer in one sentence."
     assert "@example.com" not in str(seen)
-    assert "4111" not in result.text
     assert result.text == "Order 42: shipped to [email], paid with card ending 1234."
     memory = str(asyncio.run(agent.state_dict())["memory"])
     assert "4111" not in memory  # mask_card's edit is what memory keeps
