@@ -40,7 +40,7 @@ def fetch(messages: list[Msg], tools: list[ToolSchema], options: ModelOptions) -
     if last.role == "tool":
         return last.tool_results[0].text
     numbers = re.findall(r"\d+", last.text)
-    return tool_call("download", files=int(numbers[0]) if numbers else 1)
+    return tool_call("download", files=int(numbers[0]) if numbers else 3)
 
 
 agent = ReActAgent("fetcher", "You fetch files.", FunctionModel(fetch), tools=[download])

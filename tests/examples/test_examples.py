@@ -36,6 +36,16 @@ EXPECTED: dict[str, str] = {
     "tool_progress": "download: {'done': 3, 'of': 3}",
 }
 
+# examples with a module-level `agent`, which `rxagent run --agent examples.<name>:agent` runs
+AGENTS = [
+    "faq_agent",
+    "hooks_rewrite",
+    "rx_operators",
+    "server_openai_client",
+    "structured_output",
+    "tool_progress",
+]
+
 
 def example_names() -> list[str]:
     return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if p.stem != "__init__")
@@ -82,6 +92,30 @@ def test_example_says_its_idea_and_how_to_run_it(name: str) -> None:
     assert len(lines) <= 100, f"examples/{name}.py has {len(lines)} lines: keep it short"
     listed = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
     assert f"examples/{name}.py" in listed, f"docs/examples.md does not list {name}"
+
+
+def defines_agent(name: str) -> bool:
+    tree = ast.parse((EXAMPLES_DIR / f"{name}.py").read_text(encoding="utf-8"))
+    targets = [t for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
+    return any(isinstance(t, ast.Name) and t.id == "agent" for t in targets)
+
+
+def test_the_agent_examples_are_the_ones_that_define_an_agent() -> None:
+    assert [name for name in example_names() if defines_agent(name)] == AGENTS
+
+
+@pytest.mark.timeout(TIMEOUT_S + 10)
+@pytest.mark.parametrize("name", AGENTS)
+def test_an_agent_example_imports_without_running_anything(name: str) -> None:
+    code = (
+        f"import examples.{name} as example\n"
+        "from rxagent import ReActAgent\n"
+        "assert isinstance(example.agent, ReActAgent)\n"
+        "assert example.agent.model.requests == []\n"
+    )
+    done = run_python("-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
 
 
 def test_the_offline_guard_refuses_the_network() -> None:
