@@ -50,6 +50,7 @@ from rxagent.testing._strategies_messages import (
     tool_use_blocks,
     words,
 )
+from rxagent.testing.tools import add, echo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -63,12 +64,9 @@ _HOOK_NAMES: Final = ("alpha", "beta", "gamma", "delta")
 
 @functools.cache
 def _parameters(name: str) -> SearchStrategy[dict[str, Any]]:
-    if name == "add":
-        props = {"a": {"type": "integer"}, "b": {"type": "integer"}}
-        return st.just({"type": "object", "properties": props, "required": ["a", "b"]})
-    if name == "echo":
-        props = {"text": {"type": "string"}}
-        return st.just({"type": "object", "properties": props, "required": ["text"]})
+    kit = {"add": add.schema, "echo": echo.schema}.get(name)
+    if kit is not None:  # the kit's own tools, as the default scripts call them
+        return st.just(dict(kit.parameters))
     kinds = st.sampled_from(("string", "integer", "number", "boolean"))
     return st.dictionaries(idents, kinds.map(lambda k: {"type": k}), max_size=3).map(
         lambda props: {"type": "object", "properties": props}
@@ -79,8 +77,8 @@ def tool_schemas(names: Sequence[str] | None = None) -> SearchStrategy[ToolSchem
     """Draw tool schemas: a name, a description and an object schema for the arguments.
 
     Args:
-        names: The names to draw from; `add` and `echo` get their real schemas. None draws
-            random identifiers.
+        names: The names to draw from; `add` and `echo` get the schemas of the kit's tools
+            (`rxagent.testing.tools`). None draws random identifiers.
 
     Example:
         ```python

@@ -33,10 +33,10 @@ __all__ = [
     "json_values",
     "messages",
     "messages_of",
+    "name_args",
     "result_for",
     "small_ints",
     "text_blocks",
-    "tool_args",
     "tool_use_blocks",
     "words",
 ]
@@ -99,29 +99,9 @@ def _json_values() -> SearchStrategy[Any]:
     )
 
 
-def tool_args(name: str) -> SearchStrategy[dict[str, Any]]:
-    """Draw arguments for tool `name`: `add` gets ints `a`, `b`; `echo` gets `text`; others `value`.
-
-    Example:
-        ```python
-        from hypothesis import given, settings
-        from rxagent.testing.strategies import tool_args
-
-
-        @settings(max_examples=5)
-        @given(tool_args("add"))
-        def test_add_args(args) -> None:
-            assert set(args) == {"a", "b"}
-
-
-        test_add_args()
-        ```
-    """
-    return _tool_args(name)
-
-
 @functools.cache
-def _tool_args(name: str) -> SearchStrategy[dict[str, Any]]:
+def name_args(name: str) -> SearchStrategy[dict[str, Any]]:
+    """Arguments by tool name: `add`, `echo` as `rxagent.testing.tools` take them, else `value`."""
     if name == "add":
         numbers = st.integers(min_value=-1000, max_value=1000)
         return st.fixed_dictionaries({"a": numbers, "b": numbers})
@@ -167,9 +147,9 @@ def _thinking_blocks() -> SearchStrategy[ThinkingBlock]:
 @functools.cache
 def tool_use_blocks(names: tuple[str, ...] = ()) -> SearchStrategy[ToolUseBlock]:
     if not names:  # random names with generic arguments
-        return st.builds(ToolUseBlock, id=hex_ids, name=idents, input=tool_args(""))
+        return st.builds(ToolUseBlock, id=hex_ids, name=idents, input=name_args(""))
     return st.one_of(
-        *(st.builds(ToolUseBlock, id=hex_ids, name=st.just(n), input=tool_args(n)) for n in names)
+        *(st.builds(ToolUseBlock, id=hex_ids, name=st.just(n), input=name_args(n)) for n in names)
     )
 
 
@@ -304,7 +284,7 @@ def _conversations(
                 calls += 1
                 name = draw(st.sampled_from(tool_names))
                 batch.append(
-                    ToolUseBlock(id=f"call_{calls}", name=name, input=draw(tool_args(name)))
+                    ToolUseBlock(id=f"call_{calls}", name=name, input=draw(name_args(name)))
                 )
             lead = draw(st.lists(text_blocks() | _thinking_blocks(), max_size=1))
             history.append(Msg(role="assistant", content=(*lead, *batch), id=draw(hex_ids)))

@@ -1,6 +1,7 @@
 """Hypothesis strategies for rxagent data, to property-test your own hooks, tools and formatters.
 
-Import this module explicitly (it needs `hypothesis`, a development dependency):
+Import this module explicitly. It needs `hypothesis`, which the `testing` extra installs
+(`pip install "rxagent[testing]"`); without it, the import raises an `ImportError` that says so.
 
 ```python
 from rxagent.testing import strategies as rst
@@ -29,11 +30,22 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ModuleNotFoundError as exc:  # only hypothesis itself: a broken install says what is broken
+    if exc.name != "hypothesis":
+        raise
+    raise ImportError(
+        "rxagent.testing.strategies needs hypothesis, which is not installed: "
+        'install rxagent[testing] (pip install "rxagent[testing]")',
+        name=__name__,
+    ) from exc
 
-from rxagent.testing._builders import Turn, text, thinking, tool_call
+from rxagent.messages import ToolUseBlock
+from rxagent.models.base import ToolSchema
+from rxagent.testing._builders import Turn, text, thinking
 from rxagent.testing._hookspecs import HookAction, HookChainSpec, HookSpec
 from rxagent.testing._strategies_events import events as events
 from rxagent.testing._strategies_events import model_options as model_options
@@ -46,11 +58,13 @@ from rxagent.testing._strategies_messages import conversations as conversations
 from rxagent.testing._strategies_messages import json_values as json_values
 from rxagent.testing._strategies_messages import messages as messages
 from rxagent.testing._strategies_messages import text_blocks as text_blocks
-from rxagent.testing._strategies_messages import tool_args as tool_args
 from rxagent.testing._strategies_output import output_models as output_models
+from rxagent.testing._strategies_schema import UnsupportedSchemaError as UnsupportedSchemaError
+from rxagent.testing._strategies_schema import tool_args as tool_args
+from rxagent.tools import Tool
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from rxagent.messages import Block
 
@@ -59,6 +73,7 @@ __all__ = [
     "HookAction",
     "HookChainSpec",
     "HookSpec",
+    "UnsupportedSchemaError",
     "blocks",
     "conversations",
     "events",
@@ -162,7 +177,7 @@ def hook_chains(*, min_size: int = 0, max_size: int = 6) -> SearchStrategy[HookC
 @st.composite
 def _scripts(
     draw: Draw,
-    tool_names: Sequence[str],
+    arguments: tuple[tuple[str, SearchStrategy[dict[str, Any]]], ...],
     max_tool_turns: int,
     max_parallel: int,
     explicit_ids: bool,
@@ -177,9 +192,9 @@ def _scripts(
             turn.append(draw(words))
         for _ in range(draw(st.integers(min_value=1, max_value=max_parallel))):
             calls += 1
-            name = draw(st.sampled_from(tool_names))
-            call_id = f"tc_{calls}" if explicit_ids else None
-            turn.append(tool_call(name, id=call_id, **draw(tool_args(name))))
+            name, args = draw(st.sampled_from(arguments))
+            call_id = f"tc_{calls}" if explicit_ids else ""
+            turn.append(ToolUseBlock(id=call_id, name=name, input=draw(args)))
         script.append(turn)
     answer = draw(words)
     endings: tuple[Turn, ...] = (answer, [text(answer)])
@@ -187,9 +202,32 @@ def _scripts(
     return script
 
 
+def _arguments_by_tool(
+    tools: Iterable[Tool[..., Any] | ToolSchema] | None, tool_names: Sequence[str] | None
+) -> tuple[tuple[str, SearchStrategy[dict[str, Any]]], ...]:
+    """Each tool's name with the strategy for its arguments, checked now rather than mid-draw."""
+    if tools is None:
+        names = DEFAULT_TOOL_NAMES if tool_names is None else tuple(tool_names)
+        return tuple((name, tool_args(name)) for name in dict.fromkeys(names))
+    if tool_names is not None:
+        raise ValueError("scripts() takes tools= or tool_names=, not both")
+    arguments: dict[str, SearchStrategy[dict[str, Any]]] = {}
+    for item in tools:
+        if not isinstance(item, Tool | ToolSchema):
+            raise TypeError(
+                f"scripts(tools=...) takes Tools (from @tool) or ToolSchemas; got {item!r}"
+            )
+        name = item.name
+        if name in arguments:
+            raise ValueError(f"scripts(tools=...) has two tools named {name!r}")
+        arguments[name] = tool_args(item)
+    return tuple(arguments.items())
+
+
 def scripts(
     *,
-    tool_names: Sequence[str] = DEFAULT_TOOL_NAMES,
+    tools: Iterable[Tool[..., Any] | ToolSchema] | None = None,
+    tool_names: Sequence[str] | None = None,
     max_tool_turns: int = 3,
     max_parallel: int = 3,
     explicit_ids: bool = False,
@@ -197,32 +235,59 @@ def scripts(
     """Draw `ScriptedModel` scripts: tool-calling turns, then one text-only answer.
 
     Each tool turn may start with thinking and text, then calls one to `max_parallel` tools in
-    parallel (see `tool_args()` for their arguments).
+    parallel, with arguments drawn by `tool_args()`. By default the scripts call the kit's `add`
+    and `echo` (`rxagent.testing.tools`): give your agent `tools=[add, echo]`. To call your own
+    tools, pass them as `tools=`: the arguments are drawn from each tool's JSON schema, so every
+    call validates.
 
     Args:
-        tool_names: The tools the script calls; give your agent tools with these names.
+        tools: The tools the script calls (`Tool`s from `@tool`, or `ToolSchema`s), with
+            arguments valid under their schemas. Give the agent the same tools.
+        tool_names: The tools the script calls, by name, instead (`add` and `echo` get their
+            arguments, other names one JSON `value`); default `DEFAULT_TOOL_NAMES`.
         max_tool_turns: The most tool-calling turns before the answer.
         max_parallel: The most calls in one turn.
         explicit_ids: Give calls the ids `tc_1`, `tc_2`, ...; by default the agent assigns them.
 
+    Raises:
+        ValueError: For no tools, both `tools` and `tool_names`, two tools with one name, or
+            `max_tool_turns < 0` or `max_parallel < 1`.
+        UnsupportedSchemaError: For a tool whose schema the arguments cannot be drawn from (a
+            `ValueError`; see `tool_args()`).
+        TypeError: For a `tools` item that is not a `Tool` or a `ToolSchema`.
+
     Example:
         ```python
         from hypothesis import given, settings
+        from rxagent import tool
         from rxagent.testing import ScriptedModel
         from rxagent.testing.strategies import scripts
 
 
+        @tool
+        def lookup(city: str, days: int = 1) -> str:
+            \"\"\"Look up the weather.\"\"\"
+            return f"Sunny in {city}"
+
+
         @settings(max_examples=10)
-        @given(scripts())
+        @given(scripts(tools=[lookup]))
         def test_script_plays(script) -> None:
             model = ScriptedModel(script)
             assert len(model.turns) == len(script)
             assert all(b.type == "text" for b in model.turns[-1])
+            calls = [b for turn in model.turns for b in turn if b.type == "tool_use"]
+            assert all(c.name == "lookup" and "city" in c.input for c in calls)
 
 
         test_script_plays()
         ```
     """
-    if not tool_names or max_tool_turns < 0 or max_parallel < 1:
-        raise ValueError("scripts() needs tool names, max_tool_turns >= 0 and max_parallel >= 1")
-    return _scripts(tuple(tool_names), max_tool_turns, max_parallel, explicit_ids)
+    if max_tool_turns < 0 or max_parallel < 1:
+        raise ValueError("scripts() needs max_tool_turns >= 0 and max_parallel >= 1")
+    arguments = _arguments_by_tool(tools, tool_names)
+    if not arguments:
+        raise ValueError(
+            "scripts() needs at least one tool to call: give tools=[...] or tool_names"
+        )
+    return _scripts(arguments, max_tool_turns, max_parallel, explicit_ids)

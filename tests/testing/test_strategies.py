@@ -184,5 +184,9 @@ async def test_scripts_stream_through_response_builder(script: list[Turn]) -> No
 
 
 def test_scripts_checks_its_arguments() -> None:
-    with pytest.raises(ValueError, match="tool names"):
+    with pytest.raises(ValueError, match="at least one tool"):
         rst.scripts(tool_names=[])
+    with pytest.raises(ValueError, match="at least one tool"):
+        rst.scripts(tools=[])
+    with pytest.raises(ValueError, match="max_parallel >= 1"):
+        rst.scripts(max_parallel=0)
