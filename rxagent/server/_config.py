@@ -37,8 +37,11 @@ class ServerConfig:
     """Origins allowed by CORS; empty (the default) turns CORS off."""
     shutdown_timeout_s: float = 10.0
     """Seconds graceful shutdown waits for interrupted runs to save and finish."""
-    lease_ttl_s: float | None = None
-    """Overrides each agent's `lease_ttl_s` when given."""
+    lease_ttl_s: float | None = 5.0
+    """The session-lease TTL of every agent served (None: each agent's own `lease_ttl_s`).
+
+    A run renews its lease every third of it, so a session whose server process died (kill -9,
+    a lost machine) is free again, for a run on another or a restarted server, within it."""
     public_metrics: bool = False
     """Serve `/metrics` without a bearer token even when auth is on."""
 

@@ -18,6 +18,7 @@ from rxagent.state._store_common import (
     check_state,
     check_table_prefix,
     check_ttl,
+    complete_despite_cancel,
     conflict,
     decode_state,
     encode_state,
@@ -241,10 +242,13 @@ class PostgresStore(ConnectedStore):
         *,
         expected_version: int | None = None,
     ) -> int:
-        """See `SessionStore.save`: one statement, one round trip."""
+        """See `SessionStore.save`: one statement, one round trip, seen through if cancelled."""
         check_key(agent, session_id)
         expected = check_expected(expected_version)
         text = encode_state(check_state(state))
+        return await complete_despite_cancel(self._save(agent, session_id, text, expected))
+
+    async def _save(self, agent: str, session_id: str, text: str, expected: int | None) -> int:
         if expected is None:
             version = await self._value("save_any", agent, session_id, text)
         elif expected == 0:
@@ -277,7 +281,8 @@ class PostgresStore(ConnectedStore):
         check_key(agent, session_id)
         check_owner(owner)
         ttl = check_ttl(ttl_s)
-        return await self._value("acquire", agent, session_id, owner, ttl) is not None
+        acquired = self._value("acquire", agent, session_id, owner, ttl)
+        return await complete_despite_cancel(acquired) is not None
 
     async def renew_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
         """See `SessionStore.renew_lease`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Final
 
+from rxagent._validate import check_int
 from rxagent.errors import ConfigurationError
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
@@ -17,6 +18,7 @@ from rxagent.state._store_common import (
     check_owner,
     check_state,
     check_ttl,
+    complete_despite_cancel,
     conflict,
     decode_state,
     encode_state,
@@ -109,8 +111,13 @@ class RedisStore(ConnectedStore):
     Args:
         url: A Redis URL, e.g. `redis://127.0.0.1:6379/0` (or `rediss://` for TLS).
         prefix: Starts every key this store writes.
-        client_kwargs: Passed to `redis.asyncio.from_url`; `socket_connect_timeout` defaults
-            to 10 seconds and `socket_timeout` to 30.
+        max_connections: The most connections the store opens. An operation holds one for a
+            round trip only, so a few dozen serve hundreds of concurrent runs; when all are in
+            use, an operation waits for one (see `pool_timeout_s`) instead of failing.
+        pool_timeout_s: How long an operation waits for a free connection before the store
+            counts as unavailable.
+        client_kwargs: Passed to the connection pool (`redis.asyncio.BlockingConnectionPool`);
+            `socket_connect_timeout` defaults to 10 seconds and `socket_timeout` to 30.
 
     Example:
         ```python
@@ -122,7 +129,15 @@ class RedisStore(ConnectedStore):
         ```
     """
 
-    def __init__(self, url: str, *, prefix: str = "rxagent:", **client_kwargs: Any) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "rxagent:",
+        max_connections: int = 100,
+        pool_timeout_s: float = CONNECT_TIMEOUT_S,
+        **client_kwargs: Any,
+    ) -> None:
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise ConfigurationError(
                 f"RedisStore url must be a redis:// or rediss:// URL, got {url!r}; "
@@ -143,9 +158,12 @@ class RedisStore(ConnectedStore):
         errors = import_extra("redis.exceptions", "redis", "RedisStore")
         super().__init__((OSError, errors.ConnectionError, errors.TimeoutError))
         self._auth_error: type[Exception] = errors.AuthenticationError
+        check_int("max_connections", max_connections, optional=False)
         self._client_kwargs = {
             "socket_connect_timeout": CONNECT_TIMEOUT_S,
             "socket_timeout": _COMMAND_TIMEOUT_S,
+            "max_connections": max_connections,
+            "timeout": check_ttl(pool_timeout_s),
             **client_kwargs,
         }
         self._scripts: dict[str, Any] = {}
@@ -171,7 +189,8 @@ class RedisStore(ConnectedStore):
 
     async def _open_client(self) -> Any:
         try:
-            client = self._redis.from_url(self._url, **self._client_kwargs)
+            pool = self._redis.BlockingConnectionPool.from_url(self._url, **self._client_kwargs)
+            client = self._redis.Redis.from_pool(pool)  # the client closes the pool
         except (ValueError, TypeError) as exc:
             raise ConfigurationError(
                 f"cannot use {self!r}: {exc}; check the URL and the store's keyword arguments"
@@ -242,14 +261,16 @@ class RedisStore(ConnectedStore):
         check_key(agent, session_id)
         expected = check_expected(expected_version)
         text = encode_state(check_state(state))
-        saved, version = await self._script(
-            "save",
-            [
-                self._session_key("state", agent, session_id),
-                self._sessions_key(agent),
-                f"{self._prefix}agents",
-            ],
-            [text, "" if expected is None else expected, session_id, agent],
+        saved, version = await complete_despite_cancel(
+            self._script(
+                "save",
+                [
+                    self._session_key("state", agent, session_id),
+                    self._sessions_key(agent),
+                    f"{self._prefix}agents",
+                ],
+                [text, "" if expected is None else expected, session_id, agent],
+            )
         )
         if not saved:
             raise conflict(agent, session_id, int(version), expected or 0)
@@ -294,7 +315,7 @@ class RedisStore(ConnectedStore):
         if ttl_s is not None:
             args.append(max(1, math.ceil(check_ttl(ttl_s) * 1000)))
         key = self._session_key("lease", agent, session_id)
-        return bool(await self._script(name, [key], args))
+        return bool(await complete_despite_cancel(self._script(name, [key], args)))
 
     async def acquire_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
         """See `SessionStore.acquire_lease`: `SET NX PX`, or a renewal by the same owner."""

@@ -19,6 +19,7 @@ from rxagent.state._store_common import (
     check_owner,
     check_state,
     check_ttl,
+    complete_despite_cancel,
     conflict,
     decode_state,
     encode_state,
@@ -286,10 +287,15 @@ class SQLiteStore:
         *,
         expected_version: int | None = None,
     ) -> int:
-        """See `SessionStore.save`: one atomic statement."""
+        """See `SessionStore.save`: one atomic statement, seen through even if cancelled."""
         check_key(agent, session_id)
         expected = check_expected(expected_version)
         text, now = encode_state(check_state(state)), self._clock()
+        return await complete_despite_cancel(self._save(agent, session_id, text, now, expected))
+
+    async def _save(
+        self, agent: str, session_id: str, text: str, now: float, expected: int | None
+    ) -> int:
         if expected is None:
             rows = await self._fetch(_SAVE_ANY, (agent, session_id, text, now))
         elif expected == 0:
@@ -338,8 +344,8 @@ class SQLiteStore:
         check_key(agent, session_id)
         check_owner(owner)
         now = self._clock()
-        rows = await self._fetch(_ACQUIRE, (agent, session_id, owner, now + check_ttl(ttl_s), now))
-        return bool(rows)
+        params = (agent, session_id, owner, now + check_ttl(ttl_s), now)
+        return bool(await complete_despite_cancel(self._fetch(_ACQUIRE, params)))
 
     async def renew_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
         """See `SessionStore.renew_lease`."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -184,3 +186,61 @@ async def sse_until(response: aiohttp.ClientResponse, kind: str) -> list[tuple[s
             continue
         frames.append((lines[0].removeprefix("event: "), json.loads(lines[1][6:])))
     return frames
+
+
+SECURED = Path(__file__).with_name("serve_secured.py")
+
+
+@asynccontextmanager
+async def secured_server(
+    store: str, prefix: str = "", *, stderr: Path, env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """Start `serve_secured.py store prefix` with `env` added, its stderr into the file `stderr`.
+
+    Yield the process and its base URL; kill it if it outlives the test.
+    """
+    with stderr.open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(SECURED),
+            store,
+            prefix,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log,
+            env={**os.environ, **(env or {})},
+        )
+    try:
+        assert process.stdout is not None
+        line = (await process.stdout.readline()).decode()
+        assert line.startswith("rxagent server listening on http://127.0.0.1:"), line
+        yield process, line.rsplit(" ", 1)[1].strip()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def raw_request(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send raw bytes to the server at `url`; return the answer's status, headers and body.
+
+    For requests an HTTP client refuses to send (a control character in a header, two
+    Authorization headers, Content-Length with Transfer-Encoding). The server closes the
+    connection after an error answer, so the answer is read to the end.
+    """
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(request)
+        await writer.drain()
+        answer = await reader.read()
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), headers, body

@@ -1,0 +1,105 @@
+"""Bodies are read strictly, and run inputs cannot save unpaired history (real server process)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from server_helpers import secured_server  # type: ignore[import-not-found]
+
+from rxagent import AgentResult
+
+KEY = "rk-live-strict-0123456789"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+NOT_BOOLEANS: list[Any] = ["yes", "on", "Y", "true", 1, 1.0, 0, None, [True]]
+
+
+async def test_an_approval_takes_only_a_json_boolean(tmp_path: Path):
+    log = tmp_path / "server.log"
+    env = {"RXAGENT_TEST_KEYS": KEY}
+    async with (
+        secured_server(f"sqlite:{tmp_path / 's.db'}", stderr=log, env=env) as (proc, url),
+        aiohttp.ClientSession(headers=AUTH) as http,
+    ):
+        async with http.post(f"{url}/v1/agents/bot/runs", json={"input": "pay"}) as parked:
+            result = AgentResult[Any].model_validate(await parked.json())
+        assert result.stop_reason == "approval_pending"
+        (approval,) = result.pending_approvals
+        decide = f"{url}/v1/sessions/{result.session_id}/approvals/{approval}"
+        for value in NOT_BOOLEANS:
+            async with http.post(decide, json={"approved": value}) as answer:
+                assert answer.status == 422, value
+                error = (await answer.json())["error"]
+                assert (error["code"], error["field"]) == ("invalid_body", "approved"), value
+        async with http.get(f"{url}/v1/sessions/{result.session_id}") as shown:
+            state = (await shown.json())["state"]
+        assert [p["approval_id"] for p in state["pending_approvals"]] == [approval]  # nothing changed
+        assert "PAID" not in log.read_text()
+        async with http.post(decide, json={"approved": True}) as answer:
+            assert answer.status == 200
+            resumed = AgentResult[Any].model_validate((await answer.json())["result"])
+        assert resumed.text == "done"
+        proc.send_signal(signal.SIGTERM)
+        assert await proc.wait() == 0
+    assert "PAID 5" in log.read_text()
+
+
+TOOL_RESULT = {"type": "tool_result", "id": "call_9", "name": "slow", "output": "x"}
+CALL = {"type": "tool_use", "id": "call_9", "name": "slow", "input": {}}
+
+UNPAIRED: dict[str, tuple[list[dict[str, Any]], str]] = {
+    "an empty tool message": ([{"role": "tool", "content": ""}], "input[0]: a tool message"),
+    "a result that answers no call": (
+        [{"role": "user", "content": "hi"}, {"role": "tool", "content": [TOOL_RESULT]}],
+        "input[1]: the tool result 'call_9' answers no tool call",
+    ),
+    "a call without its result": (
+        [{"role": "assistant", "content": [CALL]}, {"role": "user", "content": "hi"}],
+        "input[0]: the tool calls 'call_9' have no tool message",
+    ),
+    "image data that is not base64": (
+        [
+            {
+                "role": "user",
+                "content": [{"type": "image", "data": "not base64!", "media_type": "image/png"}],
+            }
+        ],
+        "input[0]: the image data is not valid base64",
+    ),
+    "a tool result with is_error 0": (
+        [
+            {"role": "assistant", "content": [CALL]},
+            {"role": "tool", "content": [{**TOOL_RESULT, "is_error": 0}]},
+        ],
+        "is_error",
+    ),
+}
+
+
+@pytest.mark.parametrize("route", ["runs", "runs:stream"])
+async def test_run_inputs_that_would_save_unpaired_history_are_refused(tmp_path: Path, route: str):
+    log = tmp_path / "server.log"
+    async with (
+        secured_server(f"sqlite:{tmp_path / 's.db'}", stderr=log) as (_, url),
+        aiohttp.ClientSession() as http,
+    ):
+        for i, (messages, says) in enumerate(UNPAIRED.values()):
+            body = {"input": messages, "session_id": f"s{i}"}
+            async with http.post(f"{url}/v1/agents/bot/{route}", json=body) as answer:
+                assert answer.status == 422, messages
+                error = (await answer.json())["error"]
+                assert error["field"].startswith("input"), error
+                assert says in error["message"], error
+            async with http.get(f"{url}/v1/sessions/s{i}") as shown:
+                assert shown.status == 404  # nothing was saved
+        paired = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [CALL]},
+            {"role": "tool", "content": [TOOL_RESULT]},
+            {"role": "user", "content": "hi"},
+        ]
+        async with http.post(f"{url}/v1/agents/bot/runs", json={"input": paired}) as answer:
+            assert answer.status == 200  # paired history is taken as it is
