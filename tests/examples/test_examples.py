@@ -28,6 +28,7 @@ EXPECTED: dict[str, str] = {
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
     "mcp_tools": "In Asia/Tokyo it is ",
+    "property_test_hooks": "the promise held on 30 random scripts",
     "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",
     "rx_operators": "tool calls: ['weather(Paris)', 'weather(Rome)']",
     "server_openai_client": "streamed: Your message has 4 words.",
