@@ -119,6 +119,19 @@ def test_an_agent_example_imports_without_running_anything(name: str) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.timeout(TIMEOUT_S + 10)
+def test_the_property_example_fails_without_its_hook() -> None:
+    code = (
+        "import examples.property_test_hooks as example\n"
+        "from rxagent import PostActingEvent, hook\n"
+        "example.cap_results = hook(PostActingEvent, name='does_nothing')(lambda event: None)\n"
+        "example.test_tool_results_are_capped()\n"
+    )
+    done = run_python("-c", code)
+    assert done.returncode != 0
+    assert "Falsifying example" in done.stderr + done.stdout
+
+
 def test_the_offline_guard_refuses_the_network() -> None:
     code = "import socket; socket.create_connection(('192.0.2.1', 80), timeout=1)"
     done = run_python("-c", code)
