@@ -77,7 +77,9 @@ def main() -> None:
     agents = [
         ReActAgent("bot", "", FunctionModel(respond), tools=[slow, wire_money]),
         ReActAgent(
-            "remote", "", remote_model(os.environ.get("RXAGENT_TEST_PROVIDER", "http://127.0.0.1:9"))
+            "remote",
+            "",
+            remote_model(os.environ.get("RXAGENT_TEST_PROVIDER", "http://127.0.0.1:9")),
         ),
         ReActAgent("offline", "", remote_model("http://127.0.0.1:9/v1")),
     ]

@@ -36,7 +36,8 @@ async def test_an_approval_takes_only_a_json_boolean(tmp_path: Path):
                 assert (error["code"], error["field"]) == ("invalid_body", "approved"), value
         async with http.get(f"{url}/v1/sessions/{result.session_id}") as shown:
             state = (await shown.json())["state"]
-        assert [p["approval_id"] for p in state["pending_approvals"]] == [approval]  # nothing changed
+        waiting = [p["approval_id"] for p in state["pending_approvals"]]
+        assert waiting == [approval]  # nothing changed
         assert "PAID" not in log.read_text()
         async with http.post(decide, json={"approved": True}) as answer:
             assert answer.status == 200
