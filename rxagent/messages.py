@@ -167,7 +167,29 @@ class ImageBlock(_Frozen):
 
 
 class ToolResultBlock(_Frozen):
-    """The result of one tool call; `id` matches the `ToolUseBlock` it answers."""
+    """The result of one tool call; `id` matches the `ToolUseBlock` it answers.
+
+    `output` has one of two types, never anything else: a `str`, or a tuple of content blocks.
+    A tool's return value is converted to one of them (see `rxagent.tools`): a `str` stays as
+    it is, a `TextBlock` / `ImageBlock` or a list of them becomes a tuple of blocks, and anything
+    else (numbers, dicts, pydantic models) becomes its JSON text, so `3` is `"3"` and a dict is
+    read back with `json.loads(result.output)`. A list given here is stored as a tuple. `text`
+    reads the output as text in either case.
+
+    Example:
+        ```python
+        from rxagent.messages import ImageBlock, TextBlock, ToolResultBlock
+
+        plain = ToolResultBlock(id="call_1", name="add", output="5")
+        chart = ToolResultBlock(
+            id="call_2",
+            name="chart",
+            output=[TextBlock(text="Sales"), ImageBlock(url="https://example.com/c.png")],
+        )
+        assert isinstance(plain.output, str) and plain.text == "5"
+        assert isinstance(chart.output, tuple) and chart.text == "Sales"
+        ```
+    """
 
     type: Literal["tool_result"] = "tool_result"
     id: str
@@ -175,7 +197,8 @@ class ToolResultBlock(_Frozen):
     name: str
     """The tool's name."""
     output: str | tuple[Block, ...]
-    """The result: text, or content blocks (text and images)."""
+    """The result: text (a tool's JSON-converted value included), or content blocks (text and
+    images from tools)."""
     is_error: bool = False
     """True when the call failed; the output then says why."""
 

@@ -48,7 +48,11 @@ class ReActAgent(AgentSessions):
 
     Args:
         name: The agent's name (in events, and the key of its sessions in stores).
-        sys_prompt: The system prompt, or a function of the `RunContext` evaluated per run.
+        sys_prompt: The system prompt, or a function of the `RunContext` evaluated per run
+            (sync or async). An empty prompt (`""`, the default, or a function returning `""`)
+            sends no system message: each request starts with the conversation. Only the
+            `"prompted"` structured-output strategy then adds a system message, its own
+            instructions.
         model: A `ChatModel`, or a `"provider:model"` string.
         tools: Tools: functions (made tools with `@tool` rules), `Tool`s or a `Toolkit`.
         hooks: Hooks, in registration order.
