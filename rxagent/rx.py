@@ -53,6 +53,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from reactivex import Observable
@@ -68,8 +69,6 @@ from rxagent.events import (
 from rxagent.models.base import TextDelta, ThinkingDelta
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from reactivex import abc
 
     from rxagent.messages import ToolResultBlock, ToolUseBlock
@@ -91,7 +90,7 @@ E1 = TypeVar("E1", bound=BaseEvent)
 E2 = TypeVar("E2", bound=BaseEvent)
 E3 = TypeVar("E3", bound=BaseEvent)
 
-EventOperator: TypeAlias = "Callable[[Observable[BaseEvent]], Observable[T]]"
+EventOperator: TypeAlias = Callable[[Observable[BaseEvent]], Observable[T]]
 """An Rx operator from a stream of events to a stream of `T`s (what every function here returns)."""
 
 

@@ -8,8 +8,8 @@
 - `add` and `echo` are the tools the strategies' scripts call by default (`rxagent.testing.tools`).
 
 Hypothesis strategies live in `rxagent.testing.strategies` (import it explicitly; it needs
-`hypothesis`). The pytest plugin (`rxagent.testing.pytest_plugin`) provides the `scripted_model`
-and `event_recorder` fixtures.
+`hypothesis`, which `pip install "rxagent[testing]"` installs). The pytest plugin
+(`rxagent.testing.pytest_plugin`) provides the `scripted_model` and `event_recorder` fixtures.
 
 Example:
     ```python

@@ -45,7 +45,8 @@ SearchStrategy = st.SearchStrategy
 Draw = st.DrawFn
 
 DEFAULT_TOOL_NAMES: Final = ("add", "echo")
-"""The tools scripts and conversations call by default: `add(a: int, b: int)`, `echo(text: str)`."""
+"""The tools scripts and conversations call by default: `add(a: int, b: int)` and
+`echo(text: str)`, shipped in `rxagent.testing.tools`."""
 
 _ROLES: Final[tuple[Role, ...]] = ("system", "user", "assistant", "tool")
 
