@@ -58,8 +58,8 @@ REDACTED: Final = "[redacted]"
 """What `redact_secrets` puts where a secret was."""
 
 _SECRETS: Final = re.compile(
-    r"(?P<scheme>\b(?:bearer|basic)\s+)[^\s'\"\\,;]+"
-    r"|(?P<header>\b(?:x-goog-api-key|x-api-key|api[-_]?key|authorization)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?P<scheme>(?:bearer|basic)\s+)[^\s'\"\\,;]+"
+    r"|(?P<header>(?:x-goog-api-key|x-api-key|api[-_]?key|authorization)[\"']?\s*[:=]\s*[\"']?)"
     r"(?!bearer\s|basic\s)[^\s'\"\\,;&]+"
     r"|(?<![A-Za-z0-9])(?:sk-|AIza)[A-Za-z0-9_\-]{16,}",
     re.IGNORECASE,

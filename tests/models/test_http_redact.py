@@ -1,0 +1,111 @@
+"""`redact_secrets`, and provider errors whose bodies echo the key the client sent."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from aiohttp import web
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rxagent.errors import AgentRunError
+from rxagent.messages import Msg
+from rxagent.models import OpenAIChatModel
+from rxagent.models._http import REDACTED, redact_secrets
+
+KEY_BODY = st.text(string.ascii_letters + string.digits + "-_", min_size=16, max_size=60)
+KEYS = st.one_of(
+    st.builds(lambda body: "sk-" + body, KEY_BODY),
+    st.builds(lambda body: "sk-ant-api03-" + body, KEY_BODY),
+    st.builds(lambda body: "sk-proj-" + body, KEY_BODY),
+    st.builds(lambda body: "AIza" + body, KEY_BODY),
+)
+TOKEN = st.text(string.ascii_letters + string.digits + "-._~+/=", min_size=1, max_size=60)
+AROUND = st.text(max_size=80)
+MARKERS = ("sk-", "aiza", "bearer", "basic", "api-key", "api_key", "apikey", "authorization")
+
+
+@given(before=AROUND, key=KEYS, after=AROUND)
+def test_a_key_shape_in_any_text_never_survives(before: str, key: str, after: str):
+    assert key not in redact_secrets(f"{before} {key}{after}")
+
+
+@given(
+    before=AROUND, token=TOKEN, after=AROUND, scheme=st.sampled_from(["Bearer", "bearer", "Basic"])
+)
+def test_a_token_after_its_scheme_never_survives(before: str, token: str, after: str, scheme: str):
+    redacted = redact_secrets(f"{before}{scheme} {token} {after}")
+    assert f"{scheme} {REDACTED}" in redacted
+    assert f"{scheme} {token} " not in redacted
+
+
+@given(
+    before=AROUND,
+    key=st.text(min_size=8, max_size=40).filter(lambda k: k.strip() == k and k),
+    after=AROUND,
+)
+def test_a_configured_key_never_survives_anywhere(before: str, key: str, after: str):
+    assert key not in redact_secrets(before + key + after, keys=[key])
+
+
+@given(
+    header=st.sampled_from(["x-api-key", "api-key", "X-Goog-Api-Key", "Authorization", "api_key"]),
+    separator=st.sampled_from([": ", "=", '": "']),
+    token=TOKEN.filter(lambda t: t.lower() not in ("bearer", "basic")),
+)
+def test_a_credential_header_value_never_survives(header: str, separator: str, token: str):
+    redacted = redact_secrets(f"{header}{separator}{token}\r\n")
+    assert redacted == f"{header}{separator}{REDACTED}\r\n"
+
+
+@given(text=st.text(max_size=200).filter(lambda t: not any(m in t.lower() for m in MARKERS)))
+def test_text_without_credentials_is_unchanged(text: str):
+    assert redact_secrets(text) == text
+
+
+def test_short_configured_keys_are_left_to_the_patterns():
+    assert redact_secrets("k1 is fine", keys=["k1"]) == "k1 is fine"
+    assert redact_secrets("Bearer k1", keys=["k1"]) == f"Bearer {REDACTED}"
+
+
+PROVIDER_KEY = "sk-proj-echoedkey0123456789abcdef"
+
+
+async def _echo(request: web.Request) -> web.Response:
+    auth = request.headers.get("Authorization", "")
+    body = {"error": {"message": f"bad key: {auth}", "type": "invalid_request_error"}}
+    return web.json_response(body, status=401)
+
+
+@asynccontextmanager
+async def _provider() -> AsyncIterator[str]:
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", _echo)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_provider_error_that_echoes_the_key_is_redacted(stream: bool):
+    async with _provider() as url:
+        model = OpenAIChatModel(
+            "gpt-4o-mini", base_url=url, api_key=PROVIDER_KEY, max_retries=0, stream=stream
+        )
+        async with model:
+            with pytest.raises(AgentRunError) as caught:
+                await model.complete([Msg.user("hi")])
+    error = caught.value
+    assert PROVIDER_KEY not in str(error)
+    assert PROVIDER_KEY not in error.message
+    assert error.excerpt is not None
+    assert PROVIDER_KEY not in error.excerpt
+    assert "bad key: Bearer [redacted]" in error.message + error.excerpt
