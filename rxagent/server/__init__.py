@@ -54,6 +54,7 @@ from rxagent.server._core import ServerContext as ServerContext
 from rxagent.server._errors import ApiError as ApiError
 from rxagent.server._logs import RedactingFilter as RedactingFilter
 from rxagent.server._logs import install_log_redaction as install_log_redaction
+from rxagent.server._logs import redact_secrets as redact_secrets
 from rxagent.server._metrics import ServerMetrics as ServerMetrics
 from rxagent.server._openapi import openapi_document as openapi_document
 from rxagent.server._runner import AppRunner as AppRunner
@@ -94,6 +95,7 @@ __all__ = [
     "install_log_redaction",
     "key_id_of",
     "openapi_document",
+    "redact_secrets",
     "run_server",
     "serve",
     "sse_frame",

@@ -33,7 +33,7 @@ def describe(app: web.Application, url: str) -> str:
 
         text = describe(create_app(ReActAgent("bot", "", ScriptedModel([])), auth=["k1"]),
                         "http://127.0.0.1:8000")
-        assert "agents: bot" in text and "auth: on (1 API key)" in text and "k1" not in text
+        assert "agents: bot" in text and "auth: on (1 API key;" in text and "k1" not in text
         ```
     """
     ctx = app.get(SERVER_KEY)

@@ -10,7 +10,7 @@ from rxagent.models._http import redact_secrets
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["REDACTED_LOGGERS", "RedactingFilter", "install_log_redaction"]
+__all__ = ["REDACTED_LOGGERS", "RedactingFilter", "install_log_redaction", "redact_secrets"]
 
 REDACTED_LOGGERS: Final = (
     "aiohttp.access",
@@ -52,7 +52,7 @@ class RedactingFilter(logging.Filter):
             None,
         )
         assert RedactingFilter(keys=["k-secret1"]).filter(record)
-        assert record.getMessage() == "bad header '[redacted]'"
+        assert record.getMessage() == "bad header 'Bearer [redacted]'"
         ```
     """
 
