@@ -207,6 +207,22 @@ def _snippet(body: str, terms: set[str]) -> str:
     return f"{prefix}{flat[start:end]}{suffix}"
 
 
+@functools.lru_cache(maxsize=8)
+def _index(
+    sections: tuple[DocSection, ...],
+) -> tuple[tuple[tuple[Counter[str], Counter[str], int], ...], float]:
+    """Each section's heading and body term counts and length, and the average length.
+
+    Cached per corpus, so a search costs one pass over the counts, not a re-tokenizing.
+    """
+    documents = tuple(
+        (Counter(_terms(f"{s.source} {s.heading}")), Counter(body), len(body) or 1)
+        for s in sections
+        for body in (_terms(s.body),)
+    )
+    return documents, sum(length for _, _, length in documents) / len(documents)
+
+
 def search_sections(query: str, sections: tuple[DocSection, ...], limit: int = 3) -> list[DocHit]:
     """Rank `sections` for `query` (BM25, headings weighted up) and return the best `limit`.
 
@@ -225,15 +241,7 @@ def search_sections(query: str, sections: tuple[DocSection, ...], limit: int = 3
     wanted = set(_terms(query))
     if not wanted or not sections:
         return []
-    documents = [
-        (
-            Counter(_terms(f"{s.source} {s.heading}")),
-            Counter(_terms(s.body)),
-            len(_terms(s.body)) or 1,
-        )
-        for s in sections
-    ]
-    average = sum(length for _, _, length in documents) / len(documents)
+    documents, average = _index(sections)
     count = len(documents)
     idf: dict[str, float] = {}
     for term in wanted:
