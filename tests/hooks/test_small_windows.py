@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxagent import ErrorCode, ReActAgent, tool
@@ -188,9 +188,7 @@ MIN_WINDOW = 1_024
 """The smallest window the property covers: three quarters of it hold the prompt and tools."""
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(deadline=None)
 @given(
     window=st.integers(min_value=MIN_WINDOW, max_value=2_000_000),
     questions=st.lists(st.text(max_size=300), min_size=1, max_size=4),
