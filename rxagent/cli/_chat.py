@@ -2,7 +2,8 @@
 
 Lines are read from stdin (a terminal or a pipe). `/exit` or end of input quits, `/reset`
 starts a new session, `/help` lists the commands. Ctrl-C during an answer interrupts it and
-returns to the prompt; at the prompt it clears the line.
+returns to the prompt; at the prompt it clears the line. Each turn shows the answer and one
+summary line (`summary_line`).
 """
 
 from __future__ import annotations
@@ -12,15 +13,20 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from rxagent.cli._build import add_agent_options, build_agent, open_cli_store
+from rxagent.cli._build import CliAgent, add_agent_options, open_cli_agent
 from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, new_session_id, silence_stdout
-from rxagent.cli._turn import TurnOutput, ctrl_c_notice, describe_failure, run_turn, stderr_line
+from rxagent.cli._turn import (
+    DEMO_NOTICE,
+    TurnOutput,
+    ctrl_c_notice,
+    describe_failure,
+    run_turn,
+    someone_watches,
+    stderr_line,
+)
 
 if TYPE_CHECKING:
     import argparse
-
-    from rxagent.agent import ReActAgent
-    from rxagent.state import SessionStore
 
 __all__ = ["CHAT_HELP", "add_chat_parser", "chat_command"]
 
@@ -36,8 +42,10 @@ def add_chat_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> No
         help="talk to an agent in an interactive loop",
         description=(
             "An interactive loop: each line read from stdin is one turn of the same session, "
-            "shown live. /reset starts a new session, /exit or end of input quits. Ctrl-C "
-            "interrupts the current answer and returns to the prompt."
+            "shown live, and ends with a one-line summary. The agent is --agent MODULE:ATTR, one "
+            "built from --model and --tools, or, with neither, the offline demo agent. /reset "
+            "starts a new session, /exit or end of input quits. Ctrl-C interrupts the current "
+            "answer and returns to the prompt."
         ),
     )
     add_agent_options(chat)
@@ -46,25 +54,12 @@ def add_chat_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> No
 
 @dataclass(slots=True)
 class _Chat:
-    store: SessionStore
-    agent: ReActAgent
+    opened: CliAgent
     session_id: str
-
-    async def aclose(self) -> None:
-        try:
-            await self.agent.aclose()
-        finally:
-            await self.store.aclose()
 
 
 async def _open_chat(args: argparse.Namespace) -> _Chat:
-    store = open_cli_store(args.store)
-    try:
-        agent = build_agent(args, store)
-    except BaseException:
-        await store.aclose()
-        raise
-    return _Chat(store, agent, args.session or new_session_id("chat"))
+    return _Chat(await open_cli_agent(args), args.session or new_session_id("chat"))
 
 
 def _read_line(stdin: TextIO, interactive: bool) -> str | None:
@@ -96,13 +91,23 @@ def _command(chat: _Chat, text: str) -> bool:
     return True
 
 
+def _banner(chat: _Chat, interactive: bool) -> None:
+    agent = chat.opened.agent
+    lines = [
+        f"rxagent chat · agent {agent.name} · model {agent.model.name} · session {chat.session_id}"
+    ]
+    if chat.opened.source == "demo":
+        lines.append(DEMO_NOTICE)
+    if interactive:
+        lines.append(f"{CHAT_HELP}; Ctrl-C interrupts an answer")
+    stderr_line("\n".join(lines))
+
+
 def _loop(runner: asyncio.Runner, chat: _Chat, output: TurnOutput, stdin: TextIO) -> None:
     interactive = stdin.isatty()
-    if interactive:
-        stderr_line(
-            f"rxagent chat · agent {chat.agent.name} · model {chat.agent.model.name} · "
-            f"session {chat.session_id}\n{CHAT_HELP}; Ctrl-C interrupts an answer"
-        )
+    if interactive or someone_watches(output):
+        _banner(chat, interactive)
+    agent = chat.opened.agent
     while True:
         line = _read_line(stdin, interactive)
         if line is None:
@@ -117,10 +122,10 @@ def _loop(runner: asyncio.Runner, chat: _Chat, output: TurnOutput, stdin: TextIO
         try:
             result = runner.run(
                 run_turn(
-                    chat.agent,
+                    agent,
                     text,
                     chat.session_id,
-                    output.handler(chat.agent),
+                    output.handler(agent),
                     notify=ctrl_c_notice(output),
                 )
             )
@@ -136,7 +141,7 @@ def _loop(runner: asyncio.Runner, chat: _Chat, output: TurnOutput, stdin: TextIO
 def chat_command(args: argparse.Namespace) -> int:
     """Run the chat loop until `/exit` or the end of input; return the exit code."""
     out = sys.stdout
-    output = TurnOutput(out, json=args.json, live=args.live or out.isatty())
+    output = TurnOutput(out, json=args.json, live=args.live or out.isatty(), compact=True)
     with asyncio.Runner() as runner:
         chat = runner.run(_open_chat(args))
         try:
@@ -145,5 +150,5 @@ def chat_command(args: argparse.Namespace) -> int:
             silence_stdout()
             return EXIT_FAILED
         finally:
-            runner.run(chat.aclose())
+            runner.run(chat.opened.aclose())
     return EXIT_OK

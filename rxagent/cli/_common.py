@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
+import inspect
 import os
 import sys
 import uuid
@@ -12,12 +13,13 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from rich.console import Console
 
-from rxagent.errors import RxAgentError
+from rxagent.errors import ConfigurationError, RxAgentError
 from rxagent.state._store_common import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rxagent.agent import ReActAgent
     from rxagent.events import BaseEvent
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "CliError",
     "PipeConsole",
     "json_lines",
+    "load_agent",
     "load_object",
     "new_session_id",
     "redact_url",
@@ -111,6 +114,81 @@ def load_object(spec: str, option: str) -> object:
             raise CliError(f"{where}: module {owner!r} has no attribute {part!r}; {hint}")
         found = getattr(found, part)
         owner = f"{owner}.{part}"
+    return found
+
+
+_AGENT_EXPECTED: Final = "a ReActAgent, or a zero-argument function (a plain def) that returns one"
+
+
+def _call_factory(factory: Callable[..., object], where: str) -> object:
+    """Call an agent factory with no arguments, turning its failures into one-line errors."""
+    if inspect.iscoroutinefunction(factory):
+        raise CliError(f"{where}: expected {_AGENT_EXPECTED}; make the factory a plain def")
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: just call it
+        signature = None
+    if signature is not None:
+        required = [
+            name
+            for name, parameter in signature.parameters.items()
+            if parameter.default is parameter.empty
+            and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+        ]
+        if required:
+            raise CliError(
+                f"{where}: the factory needs {', '.join(required)}, but it is called with no "
+                "arguments; give them defaults, or name the agent it makes instead"
+            )
+    try:
+        return factory()
+    except ConfigurationError as exc:
+        raise CliError(f"{where}: {exc}") from exc
+    except Exception as exc:
+        raise CliError(
+            f"{where}: calling the factory failed with {type(exc).__name__}: {exc}; fix it "
+            "(--debug shows the traceback)"
+        ) from exc
+
+
+def load_agent(spec: str, option: str = "--agent") -> ReActAgent:
+    """Import `module:attr` naming an agent, or a factory of one, and return the agent.
+
+    `attr` is a `ReActAgent`, or a zero-argument function (a plain `def`, not `async def`)
+    that returns one; it is called once. Modules of the current directory can be named, and
+    `attr` may be dotted. This is what `rxagent run --agent` and `rxagent chat --agent` load.
+
+    Raises:
+        CliError: The spec is malformed, the module or attribute is missing, the factory fails,
+            or what it names is not an agent (the message names `option` and the fix).
+
+    Example:
+        ```python
+        from rxagent.cli._common import load_agent
+
+        agent = load_agent("rxagent.demo:build_demo_agent")
+        assert agent.name == "demo" and "calculator" in agent.toolkit.names()
+        ```
+    """
+    from rxagent.agent import ReActAgent
+
+    where = f"{option} {spec!r}"
+    found = load_object(spec, option)
+    if not isinstance(found, ReActAgent) and callable(found) and not isinstance(found, type):
+        made = _call_factory(found, where)
+        if not isinstance(made, ReActAgent):
+            raise CliError(
+                f"{where}: the factory returned {type(made).__name__}, not a ReActAgent; "
+                "return the agent"
+            )
+        return made
+    if not isinstance(found, ReActAgent):
+        several = (
+            " (run and chat talk to one agent: name one)"
+            if isinstance(found, list | tuple | dict)
+            else ""
+        )
+        raise CliError(f"{where}: expected {_AGENT_EXPECTED}, got {type(found).__name__}{several}")
     return found
 
 

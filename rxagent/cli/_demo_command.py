@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from rich.text import Text
 
 from rxagent.cli._common import (
     EXIT_FAILED,
@@ -24,7 +28,7 @@ if TYPE_CHECKING:
     from rxagent.agent import ReActAgent
     from rxagent.result import AgentResult
 
-__all__ = ["DEFAULT_DELAY", "add_demo_parser"]
+__all__ = ["DEFAULT_DELAY", "add_demo_parser", "what_next"]
 
 DEFAULT_DELAY: Final = 0.015
 """Seconds between streamed chunks in the live view (none with `--fast` or `--json`)."""
@@ -47,9 +51,10 @@ def add_demo_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> No
         parents=parents,
         help="run an offline demo agent and show its event stream",
         description=(
-            "Run a small agent offline, with no network and no API key: a scripted model asks "
-            "two real tools (a docs search and a calculator) in parallel, a hook rewrites the "
-            "prompt, and the answer quotes the tool results. The event stream is shown live."
+            "Run a small agent offline, with no network and no API key: its model reads the "
+            "question, asks two real tools (a docs search and a calculator) in parallel, a hook "
+            "rewrites the prompt, and the answer quotes the tool results. The event stream is "
+            "shown live, then what to try next."
         ),
     )
     demo.add_argument(
@@ -66,6 +71,37 @@ def add_demo_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> No
         "0 with --json or --fast)",
     )
     demo.set_defaults(handler=demo_command)
+
+
+def _docs_path() -> str:
+    """Where the CLI guide is: relative to the current directory when it is below it."""
+    from rxagent._demo import find_docs_dir
+
+    docs = find_docs_dir()
+    if docs is None:
+        return "rxagent --help"
+    guide = docs / "cli.md" if (docs / "cli.md").is_file() else docs
+    try:
+        return guide.relative_to(Path(os.getcwd()).resolve()).as_posix()
+    except ValueError:
+        return str(guide)
+
+
+def what_next() -> tuple[str, str]:
+    """The two lines that end `rxagent demo`: chat, serve and the docs.
+
+    Example:
+        ```python
+        from rxagent.cli._demo_command import what_next
+
+        chat, serve = what_next()
+        assert "rxagent chat" in chat and "rxagent serve rxagent.demo:build_demo_agent" in serve
+        ```
+    """
+    return (
+        "  next       rxagent chat (your own questions; --model openai:gpt-4o-mini)",
+        f"             rxagent serve rxagent.demo:build_demo_agent · docs: {_docs_path()}",
+    )
 
 
 async def _run_events(
@@ -101,6 +137,10 @@ def demo_command(args: argparse.Namespace) -> int:
         on_event = view.handle
     try:
         result = asyncio.run(_run_events(agent, DEMO_QUESTION, on_event))
+        if not args.json:
+            view.console.rule(style="dim")
+            for line in what_next():
+                view.console.print(Text(line, style="bold"), soft_wrap=True)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -1,4 +1,4 @@
-"""`rxagent run "prompt"`: one call of an agent built from options."""
+"""`rxagent run "prompt"`: one call of an agent (`--agent`, `--model`, or the offline demo)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,16 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rxagent.cli._build import add_agent_options, build_agent, open_cli_store
-from rxagent.cli._common import (
-    EXIT_FAILED,
-    CliError,
-    new_session_id,
-    redact_url,
-    silence_stdout,
-    store_url,
-)
+from rxagent.cli._build import CliAgent, add_agent_options, open_cli_agent
+from rxagent.cli._common import EXIT_FAILED, CliError, new_session_id, silence_stdout
 from rxagent.cli._turn import (
+    DEMO_NOTICE,
     TurnOutput,
     ctrl_c_notice,
     describe_failure,
     exit_code_of,
     run_turn,
+    someone_watches,
     stderr_line,
 )
 
@@ -40,8 +35,9 @@ def add_run_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> Non
         parents=parents,
         help="run one prompt through an agent and show its events",
         description=(
-            "Run one prompt through an agent made of a model and tools. On a terminal the events "
-            "are shown live (streamed text, tool calls with timings, retries); in a pipe only the "
+            "Run one prompt through an agent: --agent MODULE:ATTR, one built from --model and "
+            "--tools, or, with neither, the offline demo agent. On a terminal the events are "
+            "shown live (streamed text, tool calls with timings, retries); in a pipe only the "
             "reply's text is printed; with --json every event is one JSON line. The first Ctrl-C "
             "interrupts the run and saves the session; a second one stops it at once."
         ),
@@ -51,21 +47,23 @@ def add_run_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> Non
     run.set_defaults(handler=run_command)
 
 
-async def _run(args: argparse.Namespace, output: TurnOutput) -> tuple[AgentResult[Any] | None, str]:
+async def _run(
+    args: argparse.Namespace, output: TurnOutput
+) -> tuple[AgentResult[Any] | None, str, CliAgent]:
     session_id = args.session or new_session_id("run")
     async with contextlib.AsyncExitStack() as stack:
-        store = open_cli_store(args.store)
-        stack.push_async_callback(store.aclose)
-        agent = build_agent(args, store)
-        stack.push_async_callback(agent.aclose)
+        opened = await open_cli_agent(args)
+        stack.push_async_callback(opened.aclose)
+        if opened.source == "demo" and someone_watches(output):
+            stderr_line(DEMO_NOTICE)
         result = await run_turn(
-            agent,
+            opened.agent,
             args.prompt,
             session_id,
-            output.handler(agent),
+            output.handler(opened.agent),
             notify=ctrl_c_notice(output),
         )
-        return result, session_id
+        return result, session_id, opened
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -78,10 +76,10 @@ def run_command(args: argparse.Namespace) -> int:
     live = args.live or out.isatty()
     output = TurnOutput(out, json=args.json, live=live, title="rxagent run")
     try:
-        result, session_id = asyncio.run(_run(args, output))
+        result, session_id, opened = asyncio.run(_run(args, output))
         output.finish(result)
         if output.live and result is not None:
-            print(f"session {session_id} · store {redact_url(store_url(args.store))}", file=out)
+            print(f"session {session_id} · store {opened.store}", file=out)
     except BrokenPipeError:
         silence_stdout()
         return EXIT_FAILED

@@ -4,6 +4,9 @@
 - live (a terminal, or `--live`): `RunView` prints the events as they arrive.
 - plain (a pipe): the reply's text when the run ends.
 
+`rxagent chat` asks for a compact turn: the live view without its banner, and in both the live
+and the plain form a one-line summary (`summary_line`) instead of the summary block.
+
 The first Ctrl-C asks the run to stop at its next checkpoint (`agent.interrupt`): tools are
 cancelled, every tool call gets a result and the state is saved. A second Ctrl-C cancels the run
 at once.
@@ -15,7 +18,9 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from rich.text import Text
 
 from rxagent._demo import LiveEventView
 from rxagent.cli._common import (
@@ -28,7 +33,13 @@ from rxagent.cli._common import (
     utf8_safe,
 )
 from rxagent.errors import SessionBusyError
-from rxagent.events import BaseEvent, InterruptedEvent, PostCallEvent, RetryEvent
+from rxagent.events import (
+    BaseEvent,
+    InterruptedEvent,
+    PostCallEvent,
+    PreCallEvent,
+    RetryEvent,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -37,22 +48,84 @@ if TYPE_CHECKING:
     from rxagent.result import AgentResult
 
 __all__ = [
+    "DEMO_NOTICE",
     "RunView",
     "TurnOutput",
     "ctrl_c_notice",
     "describe_failure",
     "exit_code_of",
     "run_turn",
+    "someone_watches",
     "stderr_line",
+    "summary_line",
 ]
 
 
+DEMO_NOTICE: Final = (
+    "no --model or --agent: the offline demo agent answers (it searches rxagent's docs and does "
+    "arithmetic); pass --model openai:gpt-4o-mini, or --agent MODULE:ATTR, for your own"
+)
+"""Said on a terminal when the demo agent stands in for one the options did not name."""
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_line(result: AgentResult[Any]) -> str:
+    """One line about a finished turn: tool calls, steps, tokens, time and session.
+
+    Example:
+        ```python
+        from rxagent import AgentResult, Msg
+        from rxagent.cli._turn import summary_line
+        from rxagent.models import Usage
+
+        result = AgentResult(
+            reply=Msg.assistant("391"), tools_used=("calculator",), steps=2, session_id="chat-1",
+            usage=Usage(input_tokens=300, output_tokens=12), duration_ms=20.0,
+        )
+        assert summary_line(result) == (
+            "· 1 tool call (calculator) · 2 steps · 312 tokens · 0.02 s · session chat-1"
+        )
+        ```
+    """
+    calls = len(result.tools_used)
+    tools = f"{_plural(calls, 'tool call')} ({', '.join(dict.fromkeys(result.tools_used))})"
+    parts = [
+        tools if calls else "no tool calls",
+        _plural(result.steps, "step"),
+        f"{result.usage.total_tokens:,} tokens",
+        f"{result.duration_ms / 1000:.2f} s",
+        f"session {result.session_id}",
+    ]
+    if not result.ok:
+        code = result.error.code if result.error is not None else "?"
+        parts.insert(0, "interrupted" if result.interrupted else f"failed: {code}")
+    return "· " + " · ".join(parts)
+
+
 class RunView(LiveEventView):
-    """The live view of `rxagent run` and `rxagent chat`: the demo's view, plus retries."""
+    """The live view of `rxagent run` and `rxagent chat`: the demo's view, plus retries.
+
+    A `compact` view (chat) leaves out the banner and ends a turn with `summary_line`.
+    """
+
+    def __init__(self, *args: Any, compact: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.compact = compact
 
     def handle(self, event: BaseEvent) -> None:
         """Print one event."""
-        if isinstance(event, RetryEvent):
+        if self.compact and isinstance(event, PreCallEvent):
+            self.events += 1
+            for said in event.input:
+                self._row(said.role, said.text, label_style="bold green")
+        elif self.compact and isinstance(event, PostCallEvent):
+            self.events += 1
+            self._end_stream()
+            self.console.print(Text(summary_line(event.result), style="dim"), highlight=False)
+        elif isinstance(event, RetryEvent):
             self.events += 1
             message = f": {event.message}" if event.message else ""
             self._row(
@@ -77,13 +150,17 @@ class TurnOutput:
         json: Write JSON lines.
         live: Show the live view (ignored with `json`).
         title: The live view's banner.
+        compact: End each turn with one summary line, after the plain reply too (chat).
     """
 
-    def __init__(self, out: TextIO, *, json: bool, live: bool, title: str = "") -> None:
+    def __init__(
+        self, out: TextIO, *, json: bool, live: bool, title: str = "", compact: bool = False
+    ) -> None:
         self.out = out
         self.json = json
         self.live = live and not json
         self.title = title
+        self.compact = compact
 
     def handler(self, agent: ReActAgent) -> Callable[[BaseEvent], None]:
         """Return the function that shows one event of a new turn of `agent`."""
@@ -94,6 +171,7 @@ class TurnOutput:
                 PipeConsole(file=utf8_safe(self.out), highlight=False),
                 tools=agent.toolkit.names(),
                 title=f"{self.title} · model {agent.model.name}" if self.title else "",
+                compact=self.compact,
             )
             return view.handle
         return lambda event: None
@@ -102,7 +180,8 @@ class TurnOutput:
         """Show what the live view and the JSON lines have not: the plain reply."""
         if self.json or self.live or result is None or not result.ok:
             return
-        self.out.write(result.text + "\n")
+        summary = f"{summary_line(result)}\n" if self.compact else ""
+        self.out.write(f"{result.text}\n{summary}")
         self.out.flush()
 
 
@@ -206,6 +285,11 @@ def stderr_line(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def someone_watches(output: TurnOutput) -> bool:
+    """True when a person reads the output: the live view, or stderr on a terminal."""
+    return output.live or sys.stderr.isatty()
+
+
 def ctrl_c_notice(output: TurnOutput) -> Callable[[str], None] | None:
     """Where to say that Ctrl-C is interrupting: stderr, when someone watches (not in a pipe)."""
-    return stderr_line if output.live or sys.stderr.isatty() else None
+    return stderr_line if someone_watches(output) else None

@@ -1,17 +1,36 @@
-"""`rxagent chat`: turns read from piped stdin, one session across turns, `/reset`, stores."""
+"""`rxagent chat`: turns read from piped stdin, one session across turns, `/reset`, stores,
+and one summary line per turn."""
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 from typing import Any
 
 from rxagent import PostCallEvent
 from rxagent.testing import assert_event_protocol, tool_call
 
+SUMMARY = re.compile(
+    r"^· (no tool calls|\d+ tool calls? \([a-z_, ]+\)) · \d+ steps? · [\d,]+ tokens · "
+    r"\d+\.\d\d s · session (?P<session>\S+)$"
+)
+
 
 def _contents(body: dict[str, Any]) -> list[str]:
     return [m.get("content") or "" for m in body["messages"]]
+
+
+def _turns(out: str) -> list[tuple[str, str]]:
+    """Each turn's (answer, session) from piped output: the answer, then its summary line."""
+    lines = out.splitlines()
+    assert len(lines) % 2 == 0, out
+    turns = []
+    for answer, summary in zip(lines[::2], lines[1::2], strict=True):
+        found = SUMMARY.match(summary)
+        assert found is not None, summary
+        turns.append((answer, found["session"]))
+    return turns
 
 
 def test_two_turns_share_the_session(cli, openai_server) -> None:
@@ -21,7 +40,12 @@ def test_two_turns_share_the_session(cli, openai_server) -> None:
         stdin="I am Ada.\n\nWhat is my name?\n",
     )  # fmt: skip
     assert (done.code, done.err) == (0, "")
-    assert done.out == "Hi Ada!\nYour name is Ada.\n"
+    turns = _turns(done.out)
+    assert [answer for answer, _ in turns] == ["Hi Ada!", "Your name is Ada."]
+    assert turns[0][1] == turns[1][1]
+    assert turns[0][1].startswith("chat-")
+    assert done.out.splitlines()[1].startswith("· no tool calls · 1 step · ")
+    assert "\x1b[" not in done.out  # a pipe: no colour codes
     assert len(server.requests) == 2  # the empty line is no turn
     assert _contents(server.requests[1].body) == [
         "I am Ada.",
@@ -36,10 +60,14 @@ def test_reset_starts_a_new_session_and_exit_quits(cli, openai_server) -> None:
         "chat", "--model", "openai:m", "--store", "memory://", "--session", "first",
         stdin="hello\n/reset\nagain\n/help\n/nope\n/exit\nnever read\n",
     )  # fmt: skip
-    assert (done.code, done.out) == (0, "one\ntwo\n")
+    assert done.code == 0
+    turns = _turns(done.out)
+    assert [answer for answer, _ in turns] == ["one", "two"]
+    assert turns[0][1] == "first"
+    assert turns[1][1] != "first"
     assert _contents(server.requests[1].body) == ["again"]  # no history from the first session
     lines = done.err.splitlines()
-    assert lines[0].startswith("new session chat-")
+    assert lines[0] == f"new session {turns[1][1]}"
     assert lines[1].startswith("commands: /reset")
     assert lines[2].startswith("unknown command /nope; commands:")
     assert server.remaining == 1
@@ -48,9 +76,9 @@ def test_reset_starts_a_new_session_and_exit_quits(cli, openai_server) -> None:
 def test_a_sqlite_store_keeps_the_chat_across_invocations(cli, openai_server) -> None:
     server = openai_server(["Noted: blue.", "Blue."])
     args = ("chat", "--model", "openai:m", "--store", "sqlite:///chat.db", "--session", "c")
-    assert cli(*args, stdin="My colour is blue.\n").out == "Noted: blue.\n"
+    assert _turns(cli(*args, stdin="My colour is blue.\n").out) == [("Noted: blue.", "c")]
     again = cli(*args, stdin="What is my colour?\n")
-    assert (again.code, again.out) == (0, "Blue.\n")
+    assert (again.code, _turns(again.out)) == (0, [("Blue.", "c")])
     assert _contents(server.requests[1].body) == [
         "My colour is blue.",
         "Noted: blue.",
@@ -79,12 +107,28 @@ def test_json_lines_per_turn(cli, openai_server, tools) -> None:
     assert second[-1].reply.text == "bye"
 
 
-def test_live_turns(cli, openai_server) -> None:
-    openai_server(["Hello there."])
-    done = cli("chat", "--model", "openai:m", "--live", "--store", "memory://", stdin="hi\n")
-    assert done.code == 0
+def test_live_turns_end_with_one_summary_line_not_a_block(cli, openai_server, tools) -> None:
+    mod = tools
+    openai_server([tool_call("add", a=1, b=2), "3", "Hello there."])
+    done = cli(
+        "chat", "--model", "openai:m", "--tools", f"{mod}:add", "--live", "--store", "memory://",
+        "--session", "lv", stdin="1 + 2?\nhi\n",
+    )  # fmt: skip
+    assert done.code == 0, done.err
     assert "Hello there." in done.out
-    assert "summary" in done.out
+    assert "add(a=1, b=2)" in done.out  # the live view: tool calls, steps
+    assert "step 1" in done.out
+    assert "summary" not in done.out  # no summary block
+    assert "wall time" not in done.out
+    assert "rxagent chat" not in done.out  # no banner per turn (it is on stderr, once)
+    summaries = [line for line in done.out.splitlines() if line.startswith("· ")]
+    assert len(summaries) == 2
+    assert SUMMARY.match(summaries[0])
+    assert summaries[0].startswith("· 1 tool call (add) · 2 steps · ")
+    assert summaries[1].startswith("· no tool calls · 1 step · ")
+    assert all(line.endswith("session lv") for line in summaries)
+    assert "\x1b[" not in done.out
+    assert done.err == "rxagent chat · agent assistant · model m · session lv\n"
 
 
 def test_a_failed_turn_reports_and_the_chat_goes_on(cli, openai_server) -> None:
@@ -92,7 +136,7 @@ def test_a_failed_turn_reports_and_the_chat_goes_on(cli, openai_server) -> None:
     server.fail(1, status=400, message="nope", error_type="invalid_request_error")
     done = cli("chat", "--model", "openai:m", "--store", "memory://", stdin="one\ntwo\n")
     assert done.code == 0
-    assert done.out == "still here\n"
+    assert [answer for answer, _ in _turns(done.out)] == ["still here"]
     assert done.err.startswith("error: the run failed: INVALID_REQUEST")
     assert done.err.count("\n") == 1
 
@@ -121,7 +165,7 @@ def test_on_a_terminal_chat_prompts_and_ctrl_c_at_the_prompt_clears_the_line(
     done = cli("chat", "--model", "openai:gpt-4o-mini", "--store", "memory://", "--session", "t")
     assert done.code == 0
     assert prompts == ["you> "] * 3
-    assert done.out == "Hello!\n"
+    assert _turns(done.out) == [("Hello!", "t")]
     err = done.err.splitlines()
     assert err[0] == "rxagent chat · agent assistant · model gpt-4o-mini · session t"
     assert err[1].startswith("commands: /reset starts a new session")
@@ -158,7 +202,7 @@ def test_ctrl_c_interrupts_the_answer_and_the_chat_goes_on(cli, openai_server, m
         "--store", "memory://", stdin="wait\nare you there?\n",
     )  # fmt: skip
     assert done.code == 0
-    assert done.out == "Back at the prompt.\n"
+    assert _turns(done.out) == [("Back at the prompt.", "c")]  # none for the interrupted turn
     assert done.err == "interrupted: the state of session 'c' was saved\n"
     roles = [m["role"] for m in server.requests[1].body["messages"]]
     assert roles[:3] == ["user", "assistant", "tool"]  # the interrupted call, answered

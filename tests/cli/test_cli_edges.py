@@ -114,7 +114,7 @@ def test_a_session_deleted_while_listing_is_left_out(cli, monkeypatch) -> None:
 
 def test_an_agent_the_options_cannot_build(cli, openai_server) -> None:
     openai_server([])
-    done = cli("run", "hi", "--model", "openai:m", "--agent", "", "--store", "memory://")
+    done = cli("run", "hi", "--model", "openai:m", "--name", "", "--store", "memory://")
     assert done.code == 2
     assert done.err.startswith("error: ReActAgent needs a non-empty str name")
 

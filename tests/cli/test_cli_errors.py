@@ -21,9 +21,20 @@ def _one_line(err: str) -> str:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["run", "hi"], "error: --model is required (or set RXAGENT_MODEL), for example"),
-        (["run", "hi", "--model", "gpt-4o"], "error: --model 'gpt-4o': model='gpt-4o' needs the "),
-        (["run", "hi", "--model", "nope:x"], "error: --model 'nope:x': model='nope:x': unknown"),
+        (
+            ["run", "hi", "--model", "gpt-4o"],
+            "error: --model 'gpt-4o': needs the form 'provider:model-name', for example "
+            "'openai:gpt-4o'; known providers: anthropic, ",
+        ),
+        (
+            ["run", "hi", "--model", "opneai:gpt-4o-mini"],
+            "error: --model 'opneai:gpt-4o-mini': unknown provider 'opneai'; did you mean "
+            "'openai'? known providers: anthropic, azure, ",
+        ),
+        (
+            ["chat", "--model", "nope:x"],
+            "error: --model 'nope:x': unknown provider 'nope'; known providers: anthropic, ",
+        ),
         (["run", "hi", "--model", "openai:m"], "error: --model 'openai:m': OpenAIChatModel needs"),
         (["chat", "--model", "openai:m"], "error: --model 'openai:m': OpenAIChatModel needs an"),
         (["run", "hi", "--model", "openai:m", "--store", "bogus://x"], "error: --store 'bogus://"),

@@ -87,7 +87,7 @@ def test_live_view_streams_text_tool_calls_with_timings_and_retries(
     server.fail(1, status=429, headers={"retry-after-ms": "1"})
     done = cli(
         "run", "1 + 2?", "--model", "openai:gpt-4o-mini", "--tools", f"{mod}:add", "--live",
-        "--agent", "calc", "--store", "memory://", "--session", "s1",
+        "--name", "calc", "--store", "memory://", "--session", "s1",
     )  # fmt: skip
     assert done.code == 0, done.err
     for expected in (
