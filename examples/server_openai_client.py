@@ -9,6 +9,7 @@ Run it:
 
     python -m examples.server_openai_client
     rxagent serve examples.server_openai_client:agent --port 8000   # the same agent, served
+    rxagent run "Count these words" --agent examples.server_openai_client:agent
 """
 
 import asyncio

@@ -37,15 +37,17 @@ EXPECTED: dict[str, str] = {
     "tool_progress": "download: {'done': 3, 'of': 3}",
 }
 
-# examples with a module-level `agent`, which `rxagent run --agent examples.<name>:agent` runs
-AGENTS = [
-    "faq_agent",
-    "hooks_rewrite",
-    "rx_operators",
-    "server_openai_client",
-    "structured_output",
-    "tool_progress",
-]
+# example with a module-level `agent` -> what `rxagent run "What are hooks?" --agent
+# examples.<name>:agent` prints
+AGENTS: dict[str, str] = {
+    "faq_agent": "In short: Hooks run in priority order",
+    "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
+    "rx_operators": "Today: Paris: sunny.",
+    "server_openai_client": "Your message has 3 words.",
+    "structured_output": '{"title": "What are hooks?", "priority": "low", "tags": []}',
+    "tool_progress": "Downloaded 3 files.",
+}
+CONSOLE_SCRIPT = Path(sys.executable).parent / "rxagent"
 
 
 def example_names() -> list[str]:
@@ -59,11 +61,15 @@ def offline_env() -> dict[str, str]:
     return env
 
 
-def run_python(*args: str) -> subprocess.CompletedProcess[str]:
+def run_python(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_command(sys.executable, *args, env=env)
+
+
+def run_command(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args],
+        argv,
         cwd=ROOT,
-        env=offline_env(),
+        env={**offline_env(), **(env or {})},
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -90,6 +96,8 @@ def test_example_says_its_idea_and_how_to_run_it(name: str) -> None:
     lines = source.splitlines()
     doc = ast.get_docstring(ast.parse(source)) or ""
     assert f"python -m examples.{name}" in doc
+    if name in AGENTS:
+        assert f"--agent examples.{name}:agent" in doc
     assert len(lines) <= 100, f"examples/{name}.py has {len(lines)} lines: keep it short"
     listed = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
     assert f"examples/{name}.py" in listed, f"docs/examples.md does not list {name}"
@@ -102,11 +110,11 @@ def defines_agent(name: str) -> bool:
 
 
 def test_the_agent_examples_are_the_ones_that_define_an_agent() -> None:
-    assert [name for name in example_names() if defines_agent(name)] == AGENTS
+    assert [name for name in example_names() if defines_agent(name)] == sorted(AGENTS)
 
 
 @pytest.mark.timeout(TIMEOUT_S + 10)
-@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("name", sorted(AGENTS))
 def test_an_agent_example_imports_without_running_anything(name: str) -> None:
     code = (
         f"import examples.{name} as example\n"
@@ -117,6 +125,20 @@ def test_an_agent_example_imports_without_running_anything(name: str) -> None:
     done = run_python("-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.timeout(TIMEOUT_S + 10)
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_the_command_line_runs_an_agent_example(name: str, tmp_path: Path) -> None:
+    rxagent = (
+        [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "rxagent.cli"]
+    )
+    store = {"RXAGENT_STORE": f"sqlite:///{tmp_path / 'sessions.db'}"}  # not the repository's
+    done = run_command(
+        *rxagent, "run", "What are hooks?", "--agent", f"examples.{name}:agent", env=store
+    )
+    assert done.returncode == 0, done.stderr
+    assert AGENTS[name] in done.stdout, done.stdout
 
 
 @pytest.mark.timeout(TIMEOUT_S + 10)
