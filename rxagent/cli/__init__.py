@@ -3,14 +3,18 @@
 ```text
 rxagent [--debug] --version
 rxagent demo [--json] [--fast] [--delay SECONDS]
-rxagent run "prompt" --model PROVIDER:NAME [--tools MODULE:ATTR ...] [--sys-prompt TEXT]
-            [--agent NAME] [--store URL] [--session ID] [--json] [--live]
-rxagent chat --model PROVIDER:NAME [--tools MODULE:ATTR ...] [--store URL] [--session ID]
+rxagent run "prompt" [--agent MODULE:ATTR | --model PROVIDER:NAME [--tools MODULE:ATTR ...]
+            [--sys-prompt TEXT] [--name NAME] [--context-window TOKENS]]
+            [--store URL] [--session ID] [--json] [--live]
+rxagent chat [the options of run]
 rxagent serve MODULE:ATTR [--host 127.0.0.1] [--port 8000] [--store URL] [--api-key KEY ...]
-rxagent sessions list [--agent NAME] [--store URL] [--json]
-rxagent sessions show ID [--agent NAME] [--store URL] [--json]
-rxagent sessions delete ID [--agent NAME] [--store URL]
+rxagent sessions list [--name NAME] [--store URL] [--json]
+rxagent sessions show ID [--name NAME] [--store URL] [--json]
+rxagent sessions delete ID [--name NAME] [--store URL]
 ```
+
+`run` and `chat` talk to `--agent` (a `ReActAgent`, or a zero-argument factory of one), to an
+agent built from `--model`, or, with neither, to the offline demo agent.
 
 Errors are one line on stderr naming the fix (`--debug` adds the traceback). Exit codes: 0 ok,
 1 failed, 2 usage, 130 interrupted. See `docs/cli.md`.

@@ -132,7 +132,7 @@ def demo_command(args: argparse.Namespace) -> int:
             PipeConsole(file=utf8_safe(out), highlight=False),
             tools=agent.toolkit.names(),
             hooks=[h.name for h in agent.hooks],
-            title="rxagent demo · offline: scripted model, real tools, no network, no API key",
+            title="rxagent demo · offline: a deterministic model, real tools, no network, no key",
         )
         on_event = view.handle
     try:

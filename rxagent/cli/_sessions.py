@@ -46,7 +46,7 @@ def add_sessions_parser(commands: Any, parents: list[argparse.ArgumentParser]) -
         "(default: $RXAGENT_STORE, else sqlite:///.rxagent/sessions.db)"
     )
     specs = (
-        ("list", "list the sessions (of one agent with --agent)", _list, False, True),
+        ("list", "list the sessions (of one agent with --name)", _list, False, True),
         ("show", "show a session's state (--json: the raw state)", _show, True, True),
         ("delete", "delete a session", _delete, True, False),
     )
@@ -54,7 +54,13 @@ def add_sessions_parser(commands: Any, parents: list[argparse.ArgumentParser]) -
         sub = actions.add_parser(name, parents=parents, help=text, description=text)
         if takes_id:
             sub.add_argument("session_id", metavar="ID", help="the session id")
-        sub.add_argument("--agent", metavar="NAME", help="the agent the session belongs to")
+        sub.add_argument(
+            "--name",
+            "--agent",
+            dest="agent",
+            metavar="NAME",
+            help="the name of the agent the session belongs to (--agent NAME works too)",
+        )
         sub.add_argument("--store", metavar="URL", help=store_help)
         if takes_json:
             sub.add_argument("--json", action="store_true", help="print JSON")
@@ -190,7 +196,7 @@ async def _find(store: _Store, args: argparse.Namespace) -> tuple[str, StoredSta
     if len(found) > 1:
         names = ", ".join(agent for agent, _ in found)
         raise CliError(
-            f"session {args.session_id!r} exists for several agents ({names}); pass --agent NAME"
+            f"session {args.session_id!r} exists for several agents ({names}); pass --name NAME"
         )
     return found[0]
 

@@ -124,7 +124,8 @@ class RunView(LiveEventView):
         elif self.compact and isinstance(event, PostCallEvent):
             self.events += 1
             self._end_stream()
-            self.console.print(Text(summary_line(event.result), style="dim"), highlight=False)
+            line = Text(summary_line(event.result), style="dim")
+            self.console.print(line, highlight=False, soft_wrap=True)
         elif isinstance(event, RetryEvent):
             self.events += 1
             message = f": {event.message}" if event.message else ""

@@ -157,9 +157,9 @@ def test_an_id_of_several_agents_needs_agent(cli) -> None:
     done = cli("sessions", "show", "s1", "--store", STORE)
     assert done.code == 2
     assert done.err == (
-        "error: session 's1' exists for several agents (calc, echo); pass --agent NAME\n"
+        "error: session 's1' exists for several agents (calc, echo); pass --name NAME\n"
     )
-    assert cli("sessions", "delete", "s1", "--agent", "echo", "--store", STORE).code == 0
+    assert cli("sessions", "delete", "s1", "--name", "echo", "--store", STORE).code == 0
 
 
 def test_a_running_session_is_not_deleted(cli) -> None:
