@@ -109,3 +109,10 @@ async def test_a_provider_error_that_echoes_the_key_is_redacted(stream: bool):
     assert error.excerpt is not None
     assert PROVIDER_KEY not in error.excerpt
     assert "bad key: Bearer [redacted]" in error.message + error.excerpt
+
+
+def test_an_error_without_an_excerpt_has_its_message_redacted():
+    model = OpenAIChatModel("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key=PROVIDER_KEY)
+    error = model._redacted(AgentRunError(f"echoed {PROVIDER_KEY} back", source="model"))
+    assert (error.message, error.excerpt) == ("echoed [redacted] back", None)
+    assert str(error) == "echoed [redacted] back"
