@@ -178,10 +178,12 @@ def _check_blocks(blocks: Sequence[Block], where: str) -> None:
         if isinstance(block, ToolUseBlock):
             try:
                 json.dumps(block.input, allow_nan=False)
+                if block.raw_input is not None:
+                    raise ValueError("raw_input holds arguments that did not parse")
             except (TypeError, ValueError) as exc:
                 raise InvalidInputError(
                     f"{where}: the arguments of tool call {block.id!r} are not JSON ({exc}); "
-                    "pass a dict of JSON values"
+                    "pass a JSON object of the arguments"
                 ) from None
         elif isinstance(block, ImageBlock) and block.data is not None:
             try:

@@ -8,6 +8,9 @@ Checks name the parameter the way OpenAI does (`messages[2].content`). Conversio
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.formatters.openai import OpenAIFormatter
@@ -56,9 +59,23 @@ def _check_parts(content: object, param: str, allowed: tuple[str, ...]) -> None:
             )
         if kind == "image_url":
             image = read_object(part.get("image_url"), f"{where}.image_url")
-            read_text(image, "url", f"{where}.image_url")
+            url = read_text(image, "url", f"{where}.image_url") or ""
+            head, _, data = url.partition(",")
+            if head.startswith("data:") and head.endswith(";base64") and not _is_base64(data):
+                raise invalid(
+                    f"{where}.image_url.url",
+                    "Invalid image data URL: the data after 'base64,' is not valid base64.",
+                )
         else:
             read_text(part, kind, where)
+
+
+def _is_base64(data: str) -> bool:
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def _check_tool_calls(calls: object, param: str) -> None:
@@ -75,7 +92,16 @@ def _check_tool_calls(calls: object, param: str) -> None:
             )
         function = read_object(call.get("function"), f"{where}.function")
         read_text(function, "name", f"{where}.function")
-        read_text(function, "arguments", f"{where}.function")
+        arguments = read_text(function, "arguments", f"{where}.function") or ""
+        try:
+            parsed = json.loads(arguments) if arguments else {}
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            raise invalid(
+                f"{where}.function.arguments",
+                "Invalid 'arguments': expected a JSON object (in a string) of the arguments.",
+            )
 
 
 def _check_message(raw: object, param: str) -> None:

@@ -37,6 +37,10 @@ def _agent(store: InMemoryStore) -> ReActAgent:
             "input[0]: the arguments of tool call 'call_1' are not JSON",
         ),
         (
+            [Msg(role="assistant", content=[CALL.model_copy(update={"raw_input": "{oops"})])],
+            "input[0]: the arguments of tool call 'call_1' are not JSON",
+        ),
+        (
             [Msg(role="user", content=[IMAGE.model_copy(update={"data": "not base64!"})])],
             "input[0]: the image data is not valid base64",
         ),

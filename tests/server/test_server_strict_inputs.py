@@ -8,9 +8,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_helpers import secured_server  # type: ignore[import-not-found]
+from server_helpers import secured_server, serving  # type: ignore[import-not-found]
 
-from rxagent import AgentResult
+from rxagent import AgentResult, ReActAgent
+from rxagent.server import create_app
+from rxagent.testing import ScriptedModel
 
 KEY = "rk-live-strict-0123456789"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -104,3 +106,42 @@ async def test_run_inputs_that_would_save_unpaired_history_are_refused(tmp_path:
         ]
         async with http.post(f"{url}/v1/agents/bot/runs", json={"input": paired}) as answer:
             assert answer.status == 200  # paired history is taken as it is
+
+
+CHAT_CALL = {"id": "c1", "type": "function", "function": {"name": "slow", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("message", "param"),
+    [
+        (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**CHAT_CALL, "function": {"name": "slow", "arguments": "{oops"}}],
+            },
+            "messages[1].tool_calls[0].function.arguments",
+        ),
+        (
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,%%%"}}
+                ],
+            },
+            "messages[1].content[0].image_url.url",
+        ),
+    ],
+)
+async def test_the_openai_route_refuses_unreadable_history(message: dict[str, Any], param: str):
+    messages = [{"role": "user", "content": "hi"}, message]
+    if message["role"] == "assistant":
+        messages += [{"role": "tool", "tool_call_id": "c1", "content": "x"}]
+    messages.append({"role": "user", "content": "and?"})
+    agent = ReActAgent("bot", "", ScriptedModel(["ok"]))
+    async with serving(create_app(agent)) as client:
+        answer = await client.post(
+            "/v1/chat/completions", json={"model": "bot", "messages": messages}
+        )
+        assert answer.status == 422
+        assert (await answer.json())["error"]["param"] == param
