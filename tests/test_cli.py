@@ -36,6 +36,7 @@ from rxagent._demo import (
     calculator,
     compose_answer,
     evaluate_arithmetic,
+    find_docs_dir,
     load_corpus,
     search_docs,
     search_sections,
@@ -182,6 +183,31 @@ def test_live_view_shows_the_run_and_a_summary(capsys: pytest.CaptureFixture[str
     assert out.splitlines()[-1].endswith("cli.md")
 
 
+def test_what_next_names_the_docs_wherever_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = find_docs_dir()
+    assert docs is not None  # a source checkout
+    monkeypatch.chdir(tmp_path)  # the docs are not below the working directory
+    assert what_next()[1].endswith(f"docs: {docs / 'cli.md'}")
+    monkeypatch.setattr("rxagent._demo.find_docs_dir", lambda: None)  # an installed wheel
+    assert what_next()[1].endswith("docs: rxagent --help")
+    monkeypatch.setattr("rxagent._demo.find_docs_dir", lambda: tmp_path)  # no cli.md there
+    assert what_next()[1].endswith("docs: .")
+
+
+@pytest.mark.parametrize(("error", "code"), [(KeyboardInterrupt, 130), (BrokenPipeError, 1)])
+def test_the_demo_stopped_by_ctrl_c_or_a_closed_pipe(
+    error: type[BaseException], code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def stopped(*args: object) -> None:
+        raise error
+
+    monkeypatch.setattr("rxagent.cli._demo_command._run_events", stopped)
+    monkeypatch.setattr("rxagent.cli._demo_command.silence_stdout", lambda: None)
+    assert main(["demo", "--fast"]) == code
+
+
 def test_live_view_streams_with_a_delay(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--delay", "0.0005"]) == 0
     assert "17 * 23 + 4 = 395" in capsys.readouterr().out
@@ -283,6 +309,7 @@ def test_calculator_evaluates_arithmetic(expression: str, expected: str) -> None
         ("", "empty"),
         ("1 / 0", "division by zero"),
         ("9 ** 9 ** 9", "too large"),
+        ("(-8) ** 0.5", "(-8) ** 0.5 is not a real number"),
         ("1" * 201, "longer than 200"),
     ],
 )

@@ -79,11 +79,14 @@ def _eval(node: ast.AST) -> Number:
         if isinstance(node.op, ast.Pow):
             _check_power(left, right)
         try:
-            return _BINARY[type(node.op)](left, right)
+            value = _BINARY[type(node.op)](left, right)
         except ZeroDivisionError:
             raise ValueError("division by zero") from None
         except OverflowError:
             raise ValueError("the result is too large") from None
+        if isinstance(value, complex):  # a negative number to a fractional power
+            raise ValueError(f"({left}) ** {right} is not a real number")
+        return value
     raise _refuse(node)
 
 

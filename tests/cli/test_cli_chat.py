@@ -8,7 +8,9 @@ import re
 import sys
 from typing import Any
 
-from rxagent import PostCallEvent
+from rxagent import AgentResult, ErrorCode, Msg, PostCallEvent
+from rxagent.cli._turn import summary_line
+from rxagent.result import AgentError
 from rxagent.testing import assert_event_protocol, tool_call
 
 SUMMARY = re.compile(
@@ -207,3 +209,24 @@ def test_ctrl_c_interrupts_the_answer_and_the_chat_goes_on(cli, openai_server, m
     roles = [m["role"] for m in server.requests[1].body["messages"]]
     assert roles[:3] == ["user", "assistant", "tool"]  # the interrupted call, answered
     assert roles[-1] == "user"
+
+
+def test_the_summary_line_of_a_turn_that_did_not_succeed() -> None:
+    failed = AgentResult(
+        reply=Msg.assistant(""),
+        ok=False,
+        error=AgentError(code=ErrorCode.AUTH, message="bad key"),
+        steps=1,
+        session_id="s",
+    )
+    assert summary_line(failed) == (
+        "· failed: AUTH · no tool calls · 1 step · 0 tokens · 0.00 s · session s"
+    )
+    interrupted = failed.model_copy(
+        update={
+            "interrupted": True,
+            "error": AgentError(code=ErrorCode.INTERRUPTED, message="Ctrl-C"),
+            "tools_used": ("read", "read"),
+        }
+    )
+    assert summary_line(interrupted).startswith("· interrupted · 2 tool calls (read) · ")

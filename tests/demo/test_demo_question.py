@@ -29,6 +29,8 @@ from rxagent._demo._question import MAX_EXPRESSIONS, MAX_QUERY_WORDS
         ("What is 12 divided by 4 times 3?", ("12 / 4 * 3",)),
         ("10 multiplied by 3", ("10 * 3",)),
         ("Compute (see 3 + 4)", ("3 + 4",)),
+        ("(3 + 4 is what?", ("3 + 4",)),
+        ("is it 3 + 4)?", ("3 + 4",)),
         ("((2+3))*4", ("((2 + 3)) * 4",)),
         ("1 / 0, please", ("1 / 0",)),  # found: the calculator reports the error
         ("a, b, c: 1+1, 2+2, 3+3, 4+4", ("1 + 1", "2 + 2", "3 + 3")),  # at most three
