@@ -6,6 +6,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.errors import ConfigurationError
+from rxagent.state._shield import complete_despite_cancel
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
     CONNECT_TIMEOUT_S,
@@ -18,7 +19,6 @@ from rxagent.state._store_common import (
     check_state,
     check_table_prefix,
     check_ttl,
-    complete_despite_cancel,
     conflict,
     decode_state,
     encode_state,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rxagent._validate import check_int
 from rxagent.errors import ConfigurationError
+from rxagent.state._shield import complete_despite_cancel
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
     CONNECT_TIMEOUT_S,
@@ -18,7 +19,6 @@ from rxagent.state._store_common import (
     check_owner,
     check_state,
     check_ttl,
-    complete_despite_cancel,
     conflict,
     decode_state,
     encode_state,

@@ -9,6 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final, Self
 
 from rxagent.errors import ConfigurationError
+from rxagent.state._shield import complete_despite_cancel
 from rxagent.state._sqlite_connect import connect
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
@@ -19,7 +20,6 @@ from rxagent.state._store_common import (
     check_owner,
     check_state,
     check_ttl,
-    complete_despite_cancel,
     conflict,
     decode_state,
     encode_state,

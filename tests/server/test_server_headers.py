@@ -12,7 +12,7 @@ from server_helpers import serving  # type: ignore[import-not-found]
 from rxagent import AgentError, AgentResult, ErrorCode, Msg, ReActAgent
 from rxagent.server import RedactingFilter, create_app, serve
 from rxagent.server._public import PublicErrors
-from rxagent.state._store_common import complete_despite_cancel
+from rxagent.state._shield import complete_despite_cancel
 from rxagent.testing import ScriptedModel
 
 
