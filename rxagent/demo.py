@@ -1,8 +1,10 @@
 """The offline demo agent of `rxagent demo`, ready to serve or to call.
 
-`rxagent serve rxagent.demo:build_demo_agent` serves it (no API key, no network): each run
-searches rxagent's docs and does a calculation with real tools, and a scripted model composes
-the answer from their results.
+`rxagent serve rxagent.demo:build_demo_agent` serves it, and `rxagent chat` and `rxagent run`
+talk to it when they are given neither `--agent` nor `--model` (no API key, no network). Its
+offline model reads each question: it searches rxagent's docs for the question's keywords and
+gives its arithmetic to a calculator, with real tools, then composes the answer from their
+results. A question that neither applies to gets an answer saying what the demo can do.
 
 Example:
     ```python
@@ -10,8 +12,10 @@ Example:
 
     agent = build_demo_agent()
     first = agent.call_sync(DEMO_QUESTION, session_id="one")
-    second = agent.call_sync(DEMO_QUESTION, session_id="two")
-    assert first.ok and second.ok and first.tools_used == second.tools_used
+    assert first.ok and first.tools_used == ("search_docs", "calculator")
+    assert "17 * 23 + 4 = 395" in first.text
+    second = agent.call_sync("What is 2 + 2?", session_id="two")
+    assert second.tools_used == ("calculator",) and "2 + 2 = 4" in second.text
     ```
 """
 
