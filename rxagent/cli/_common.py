@@ -31,6 +31,7 @@ __all__ = [
     "STORE_ENV",
     "CliError",
     "PipeConsole",
+    "call_factory",
     "json_lines",
     "load_agent",
     "load_object",
@@ -120,10 +121,19 @@ def load_object(spec: str, option: str) -> object:
 _AGENT_EXPECTED: Final = "a ReActAgent, or a zero-argument function (a plain def) that returns one"
 
 
-def _call_factory(factory: Callable[..., object], where: str) -> object:
-    """Call an agent factory with no arguments, turning its failures into one-line errors."""
+def call_factory(factory: Callable[..., object], where: str, expected: str) -> object:
+    """Call a factory named on the command line with no arguments, and return what it made.
+
+    Args:
+        factory: The function (a plain `def`).
+        where: The option and spec, for messages (`"--agent 'app:make'"`).
+        expected: What the option takes, for the message about an `async def`.
+
+    Raises:
+        CliError: It is an `async def`, it has parameters without defaults, or it raised.
+    """
     if inspect.iscoroutinefunction(factory):
-        raise CliError(f"{where}: expected {_AGENT_EXPECTED}; make the factory a plain def")
+        raise CliError(f"{where}: expected {expected}; make the factory a plain def")
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):  # a builtin without a signature: just call it
@@ -175,7 +185,7 @@ def load_agent(spec: str, option: str = "--agent") -> ReActAgent:
     where = f"{option} {spec!r}"
     found = load_object(spec, option)
     if not isinstance(found, ReActAgent) and callable(found) and not isinstance(found, type):
-        made = _call_factory(found, where)
+        made = call_factory(found, where, _AGENT_EXPECTED)
         if not isinstance(made, ReActAgent):
             raise CliError(
                 f"{where}: the factory returned {type(made).__name__}, not a ReActAgent; "
