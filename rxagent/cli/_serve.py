@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from rxagent.cli._build import open_cli_store
-from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, load_object
+from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, call_factory, load_object
 from rxagent.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -104,12 +103,7 @@ def _agents_of(
     """The application, or the agents, that `found` is (calling a factory once)."""
     target = _as_target(found, where)
     if target is None and callable(found) and not isinstance(found, type):
-        if inspect.iscoroutinefunction(found):
-            raise CliError(f"{where}: expected {_WHAT}; make the factory a plain def")
-        try:
-            found = found()
-        except ConfigurationError as exc:
-            raise CliError(f"{where}: {exc}") from exc
+        found = call_factory(found, where, _WHAT)
         target = _as_target(found, where)
     if target is None:
         empty = isinstance(found, list | tuple | Mapping) and not found

@@ -66,7 +66,9 @@ def describe(app: web.Application, url: str) -> str:
 def _stores(ctx: ServerContext) -> str:
     seen: dict[int, str] = {}
     for agent in ctx.agents.values():
-        seen.setdefault(id(agent.store), repr(agent.store))
+        store = agent.store
+        kept = "" if store.persistent else " (sessions last only while this process runs)"
+        seen.setdefault(id(store), f"{store!r}{kept}")
     return "; ".join(seen.values())
 
 

@@ -136,6 +136,9 @@ class InMemoryStore:
         self._clock = clock
         self._control: ControlChannel | None = None
 
+    def __repr__(self) -> str:
+        return "InMemoryStore()"
+
     async def load(self, agent: str, session_id: str) -> StoredState | None:
         """See `SessionStore.load`."""
         return self._states.get((agent, session_id))

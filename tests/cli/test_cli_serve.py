@@ -48,6 +48,14 @@ def make_nothing() -> None:
     return None
 
 
+def make_for(name: str) -> ReActAgent:
+    return _bot(name)
+
+
+def make_broken() -> ReActAgent:
+    raise RuntimeError("no model configured")
+
+
 def make_app() -> web.Application:
     return web.Application()
 
@@ -150,6 +158,8 @@ def test_an_application_is_served_as_it_is(attr: str, cli, agents: str, served) 
         (["{m}:mixed"], "error: serve '{m}:mixed': every item must be a ReActAgent, got int"),
         (["{m}:mixed_dict"], "error: serve '{m}:mixed_dict': every value must be a ReActAgent"),
         (["{m}:make_later"], "error: serve '{m}:make_later': expected an aiohttp.web.Applicati"),
+        (["{m}:make_for"], "error: serve '{m}:make_for': the factory needs name, but it is call"),
+        (["{m}:make_broken"], "error: serve '{m}:make_broken': calling the factory failed with"),
         (["{m}:bot", "--port", "70000"], "error: --port 70000: a port is a number from 0 to"),
         (["{m}:nope"], "error: serve '{m}:nope': module '{m}' has no attribute 'nope'"),
         (["{m}:bot", "--store", "bogus://"], "error: --store 'bogus://': "),

@@ -87,6 +87,7 @@ async def test_serve_prints_its_banner_and_the_stop_line(capsys: pytest.CaptureF
     out = capsys.readouterr().out
     assert out.startswith("rxagent server listening on http://127.0.0.1:")
     assert "  auth: on (1 API key;" in out
+    assert "  store: InMemoryStore() (sessions last only while this process runs)\n" in out
     assert out.endswith("rxagent server stopped: no run was in progress\n")
     assert "rk-printed" not in out
 
