@@ -212,7 +212,7 @@ def test_ctrl_c_interrupts_the_answer_and_the_chat_goes_on(cli, openai_server, m
 
 
 def test_the_summary_line_of_a_turn_that_did_not_succeed() -> None:
-    failed = AgentResult(
+    failed: AgentResult[str] = AgentResult(
         reply=Msg.assistant(""),
         ok=False,
         error=AgentError(code=ErrorCode.AUTH, message="bad key"),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_demo_question import EXPRESSIONS
+from test_demo_question import EXPRESSIONS  # type: ignore[import-not-found]
 
 from rxagent import Msg, PostActingEvent, PostCallEvent, ReActAgent, ToolResultBlock, ToolUseBlock
 from rxagent._demo import (

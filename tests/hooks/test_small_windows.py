@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +17,9 @@ from rxagent.events import ContextTrimmedEvent, PreReasoningEvent
 from rxagent.hooks.builtin import DEFAULT_CONTEXT_WINDOW, ContextWindow
 from rxagent.hooks.builtin.context import DEFAULT_MAX_OUTPUT_TOKENS
 from rxagent.models import ModelOptions, OpenAIChatModel, resolve
-from rxagent.testing import ScriptedModel, assert_event_protocol, tool_call
+from rxagent.testing import ScriptedModel, Turn, assert_event_protocol, tool_call
 from rxagent.tokens import counter_for
+from rxagent.tools import Tool
 
 COUNTER = counter_for("scripted")
 
@@ -60,7 +62,7 @@ def search_runbooks(query: str, limit: int = 3) -> list[str]:
     return [f"Runbook {i}: {query}" for i in range(limit)]
 
 
-TOOLS = [lookup_ticket, calculate, search_runbooks]
+TOOLS: list[Tool[..., Any]] = [lookup_ticket, calculate, search_runbooks]
 
 
 # -- the reserve adapts when nobody set it --------------------------------------------------
@@ -68,7 +70,7 @@ TOOLS = [lookup_ticket, calculate, search_runbooks]
 
 @pytest.mark.parametrize(("window", "reserve"), [(4_096, 1_024), (8_192, 2_048)])
 async def test_a_small_window_works_with_a_real_prompt_and_tools(window: int, reserve: int) -> None:
-    script = [
+    script: list[Turn] = [
         tool_call("lookup_ticket", ticket_id="OPS-1"),
         "OPS-1 is open.",
         tool_call("lookup_ticket", ticket_id="OPS-2"),

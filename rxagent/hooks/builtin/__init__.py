@@ -23,12 +23,14 @@ from rxagent.hooks.builtin._truncate import truncate_tool_message as truncate_to
 from rxagent.hooks.builtin._windows import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
 from rxagent.hooks.builtin._windows import KNOWN_CONTEXT_WINDOWS as KNOWN_CONTEXT_WINDOWS
 from rxagent.hooks.builtin._windows import context_window_for as context_window_for
+from rxagent.hooks.builtin.context import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
 from rxagent.hooks.builtin.context import SUMMARY_MAX_TOKENS as SUMMARY_MAX_TOKENS
 from rxagent.hooks.builtin.context import ContextWindow as ContextWindow
 from rxagent.hooks.builtin.context import Strategy as Strategy
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
     "KNOWN_CONTEXT_WINDOWS",
     "MAX_CACHED_SUMMARIES",
     "MIN_TOOL_RESULT_TOKENS",
