@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     from rxagent.agent import FinalAnswerMarker as FinalAnswerMarker
     from rxagent.agent import MaxSteps as MaxSteps
     from rxagent.agent import ReActAgent as ReActAgent
-    from rxagent.agent import RunContext as RunContext
     from rxagent.agent import StopCondition as StopCondition
     from rxagent.agent import StopReason as StopReason
-    from rxagent.agent import current_run as current_run
     from rxagent.agent import final_answer_marker as final_answer_marker
     from rxagent.agent import max_steps as max_steps
+    from rxagent.context import RunContext as RunContext
+    from rxagent.context import current_run as current_run
     from rxagent.errors import ErrorCode as ErrorCode
     from rxagent.errors import HookContractError as HookContractError
     from rxagent.errors import Reject as Reject
@@ -89,10 +89,10 @@ _EXPORTS: Final[dict[str, str]] = {
     "FinalAnswerMarker": "rxagent.agent",
     "MaxSteps": "rxagent.agent",
     "ReActAgent": "rxagent.agent",
-    "RunContext": "rxagent.agent",
+    "RunContext": "rxagent.context",
     "StopCondition": "rxagent.agent",
     "StopReason": "rxagent.agent",
-    "current_run": "rxagent.agent",
+    "current_run": "rxagent.context",
     "final_answer_marker": "rxagent.agent",
     "max_steps": "rxagent.agent",
     "ErrorCode": "rxagent.errors",

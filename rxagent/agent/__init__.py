@@ -9,8 +9,8 @@ from rxagent.agent.conditions import MaxSteps as MaxSteps
 from rxagent.agent.conditions import StopCondition as StopCondition
 from rxagent.agent.conditions import final_answer_marker as final_answer_marker
 from rxagent.agent.conditions import max_steps as max_steps
-from rxagent.agent.context import RunContext as RunContext
-from rxagent.agent.context import current_run as current_run
+from rxagent.context import RunContext as RunContext
+from rxagent.context import current_run as current_run
 from rxagent.result import AgentError as AgentError
 from rxagent.result import AgentResult as AgentResult
 from rxagent.result import StopReason as StopReason

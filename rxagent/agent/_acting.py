@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval, park
-from rxagent.agent.context import _CURRENT_CALL
+from rxagent.context import _CURRENT_CALL
 from rxagent.errors import (
     ErrorCode,
     HookFailedError,

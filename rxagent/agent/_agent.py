@@ -14,7 +14,7 @@ from rxagent.agent._loop import run_observable
 from rxagent.agent._sessions import SessionRuns
 from rxagent.agent._start import RunArgs, call_then_close, new_run
 from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
-from rxagent.agent.context import RunContext
+from rxagent.context import RunContext
 from rxagent.errors import ConfigurationError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg

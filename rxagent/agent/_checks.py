@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from rxagent.agent._agent import ReActAgent
-    from rxagent.agent.context import RunContext
+    from rxagent.context import RunContext
     from rxagent.messages import Block, Msg
 
 __all__ = [

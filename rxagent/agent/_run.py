@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from reactivex.disposable import Disposable
 
 from rxagent.agent import _interrupts, _publishing, _saving, _teardown
-from rxagent.agent.context import _CURRENT, RunContext
+from rxagent.context import _CURRENT, RunContext
 from rxagent.errors import HookFailedError, Reject
 from rxagent.events import BaseEvent
 from rxagent.state import AgentState

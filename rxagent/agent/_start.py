@@ -14,7 +14,7 @@ from rxagent.agent._support import (
     resolve_model,
     running_loop,
 )
-from rxagent.agent.context import RunContext
+from rxagent.context import RunContext
 from rxagent.errors import ConfigurationError, SessionBusyError
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
 
     from rxagent.agent._run import Phase, Run
-    from rxagent.agent.context import RunContext
+    from rxagent.context import RunContext
 
 from rxagent.agent._acting import act
 from rxagent.agent._approval import decide

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from rxagent.agent.context import RunContext
+    from rxagent.context import RunContext
 
 __all__ = ["FinalAnswerMarker", "MaxSteps", "StopCondition", "final_answer_marker", "max_steps"]
 

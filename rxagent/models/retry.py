@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rxagent.context import current_run_or_none
 from rxagent.errors import AgentRunError, ConfigurationError, ErrorCode
 
 if TYPE_CHECKING:
@@ -156,10 +157,9 @@ def emit_retry(attempt: int, delay_s: float, error: AgentRunError) -> None:
         error.code,
         error.message,
     )
-    from rxagent.agent.context import _CURRENT
     from rxagent.events import RetryEvent
 
-    run = _CURRENT.get()
+    run = current_run_or_none()
     if run is not None:
         run.emit(
             RetryEvent, attempt=attempt, delay_s=delay_s, code=error.code, message=error.message

@@ -4,6 +4,7 @@ from rxagent.state._control import ControlChannel as ControlChannel
 from rxagent.state._control import ControlHandler as ControlHandler
 from rxagent.state._control import ControlMessage as ControlMessage
 from rxagent.state._control import InProcessControl as InProcessControl
+from rxagent.state._control import Interruptible as Interruptible
 from rxagent.state._control import Subscription as Subscription
 from rxagent.state._control import serve_control as serve_control
 from rxagent.state._control_pg import ControlMessageTooLargeError as ControlMessageTooLargeError
@@ -39,6 +40,7 @@ __all__ = [
     "ControlMessageTooLargeError",
     "InMemoryStore",
     "InProcessControl",
+    "Interruptible",
     "ParkedBatch",
     "PendingApproval",
     "PostgresControl",

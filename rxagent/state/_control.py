@@ -23,13 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rxagent.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from rxagent.agent import ReActAgent
+    from rxagent.messages import Msg
 
 __all__ = [
     "ControlChannel",
     "ControlHandler",
     "ControlMessage",
     "InProcessControl",
+    "Interruptible",
     "Subscription",
     "serve_control",
 ]
@@ -160,8 +161,21 @@ class InProcessControl:
         self._subscribers.clear()
 
 
+class Interruptible(Protocol):
+    """What `serve_control` needs of an agent (a `ReActAgent` is one): its name and interrupt."""
+
+    @property
+    def name(self) -> str:
+        """The agent's name, which control messages are addressed to."""
+        ...
+
+    def interrupt(self, session_id: str = ..., msg: Msg | str | None = ...) -> bool:
+        """Interrupt the session's run in this process; False when it runs none here."""
+        ...
+
+
 async def serve_control(
-    channel: ControlChannel, agents: Mapping[str, ReActAgent] | ReActAgent
+    channel: ControlChannel, agents: Mapping[str, Interruptible] | Interruptible
 ) -> Subscription:
     """Subscribe `agents` to `channel`: an interrupt message interrupts the named session's run.
 
@@ -185,9 +199,7 @@ async def serve_control(
         asyncio.run(main())
         ```
     """
-    from rxagent.agent import ReActAgent
-
-    table = {agents.name: agents} if isinstance(agents, ReActAgent) else dict(agents)
+    table = dict(agents) if isinstance(agents, Mapping) else {agents.name: agents}
 
     def handle(message: ControlMessage) -> None:
         agent = table.get(message.agent)

@@ -14,6 +14,7 @@ import inspect
 import threading
 from typing import TYPE_CHECKING, Any, Final
 
+from rxagent.context import RunContext
 from rxagent.events import ActingChunkEvent
 from rxagent.tools._result import ToolResult
 from rxagent.tools._threads import run_in_thread
@@ -57,8 +58,6 @@ def run_progress(
     """Emit progress as `ActingChunkEvent`s of `call`, when a RunContext is injected."""
     if not inject:
         return None
-    from rxagent.agent.context import RunContext  # rxagent.agent imports rxagent.tools
-
     ctx = inject.get(RunContext)
     if not isinstance(ctx, RunContext):
         return None

@@ -7,7 +7,6 @@ client, say), optionally `| None`.
 
 from __future__ import annotations
 
-import importlib
 import types
 import typing
 import warnings
@@ -17,13 +16,13 @@ from pydantic import TypeAdapter
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
+from rxagent.context import RunContext, find_dependency
 from rxagent.errors import ToolDefinitionError
 
 if typing.TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
-    "NOT_FOUND",
     "Injected",
     "MissingInjection",
     "SessionId",
@@ -115,10 +114,6 @@ class SessionId(str):
     __slots__ = ()
 
 
-NOT_FOUND: Final = object()
-"""Returned by `find_injection` when no value fits."""
-
-_RUN_CONTEXT_MODULE: Final = "rxagent.agent.context"
 _JSON_SCALARS: Final[frozenset[type[Any]]] = frozenset({str, int, float, bool, list, dict})
 
 
@@ -129,19 +124,8 @@ class MissingInjection(Exception):
 def run_context_base(annotation: object) -> type[Any] | None:
     """Return the RunContext class when `annotation` is RunContext or a subclass of it."""
     origin = typing.get_origin(annotation) or annotation
-    if not isinstance(origin, type):
-        return None
-    # Imported lazily, and only if it exists: rxagent.agent imports rxagent.tools.
-    try:
-        module: object = importlib.import_module(_RUN_CONTEXT_MODULE)
-    except ImportError:
-        module = None
-    imported = getattr(module, "RunContext", None)
-    if isinstance(imported, type) and issubclass(origin, imported):
-        return imported
-    for cls in origin.__mro__:
-        if cls.__name__ == "RunContext" and cls.__module__.startswith("rxagent.agent"):
-            return cls
+    if isinstance(origin, type) and issubclass(origin, RunContext):
+        return RunContext
     return None
 
 
@@ -199,29 +183,11 @@ def find_injection(key: type[Any], inject: Mapping[type[Any], object]) -> object
 
     Returns `NOT_FOUND` when none fits. A `SessionId` comes from an injected RunContext.
     """
-    if key in inject:
-        return inject[key]
-    if key is SessionId:
+    if key is SessionId and key not in inject:
         for value in inject.values():
-            if run_context_base(type(value)) is not None:
-                return SessionId(value.session_id)  # type: ignore[attr-defined]
-    for candidate, value in inject.items():
-        if _is_subclass(candidate, key):
-            return value
-    for value in inject.values():
-        try:
-            if isinstance(value, key):
-                return value
-        except TypeError:  # a Protocol that is not runtime-checkable
-            continue
-    return NOT_FOUND
-
-
-def _is_subclass(candidate: object, key: type[Any]) -> bool:
-    try:
-        return isinstance(candidate, type) and issubclass(candidate, key)
-    except TypeError:  # a Protocol that is not runtime-checkable
-        return False
+            if isinstance(value, RunContext):
+                return SessionId(value.session_id)
+    return find_dependency(key, inject)
 
 
 def missing_injection_message(param: str, key: type[Any]) -> str:

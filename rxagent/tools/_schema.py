@@ -21,9 +21,9 @@ from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
+from rxagent.context import NOT_FOUND
 from rxagent.errors import ToolDefinitionError
 from rxagent.tools._inject import (
-    NOT_FOUND,
     MissingInjection,
     find_injection,
     has_json_schema,

@@ -14,7 +14,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-from rxagent.agent.context import current_run
+from rxagent.context import current_run
 from rxagent.errors import NoActiveRunError
 from rxagent.messages import ImageBlock, Msg, TextBlock, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import ModelOptions, ResponseBuilder

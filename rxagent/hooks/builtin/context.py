@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Final, Literal
 
 from rxagent._validate import check_int
-from rxagent.agent.context import current_run
+from rxagent.context import current_run
 from rxagent.errors import ConfigurationError, ContextTooLongError, NoActiveRunError
 from rxagent.events import BaseEvent, ContextTrimmedEvent, PreReasoningEvent
 from rxagent.hooks._hook import BaseHook, OnError
@@ -34,7 +34,7 @@ from rxagent.tokens import counter_for, request_bound, tools_bound
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from rxagent.agent.context import RunContext
+    from rxagent.context import RunContext
     from rxagent.models.base import ChatModel, ModelOptions, ToolSchema
     from rxagent.tokens import TokenCounter
 

@@ -1,0 +1,409 @@
+"""`RunContext`: everything about one run, and `current_run()` to reach it from hooks and tools.
+
+It is core data: tools, hooks and model clients read the current run through this module, and
+the agent creates and drives the `RunContext`. How injected values are found by type
+(`find_dependency`) lives here too, so `RunContext.dep()` and tool injection share one rule.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from pydantic import ValidationError
+
+from rxagent._fast import plain_defaults
+from rxagent.errors import ErrorCode, NoActiveRunError
+from rxagent.events import ActingChunkEvent, BaseEvent, ErrorEvent
+from rxagent.messages import Msg, ToolUseBlock, new_id
+from rxagent.models.base import ChatModel, ModelOptions, Usage
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable, Mapping
+
+    from rxagent.output import OutputPlan  # the type only: output sits above core
+
+__all__ = ["NOT_FOUND", "RunContext", "current_run", "current_run_or_none", "find_dependency"]
+
+T = TypeVar("T")
+EventT = TypeVar("EventT", bound=BaseEvent)
+
+_CURRENT: Final[contextvars.ContextVar[RunContext | None]] = contextvars.ContextVar(
+    "rxagent_current_run", default=None
+)
+
+
+_CURRENT_CALL: Final[contextvars.ContextVar[ToolUseBlock | None]] = contextvars.ContextVar(
+    "rxagent_current_tool_call", default=None
+)
+
+
+def current_run() -> RunContext:
+    """Return the run that is executing the calling hook, tool or model.
+
+    Raises:
+        NoActiveRunError: Outside a run.
+
+    Example:
+        ```python
+        from rxagent import CustomEvent, current_run, tool
+
+
+        @tool
+        def lookup(key: str) -> str:
+            \"\"\"Look a key up.
+
+            Args:
+                key: The key.
+            \"\"\"
+            current_run().emit(CustomEvent, name="lookup", data={"key": key})
+            return key.upper()
+        ```
+    """  # noqa: D214 - the example tool's docstring has its own Args section
+    run = _CURRENT.get()
+    if run is None:
+        raise NoActiveRunError(
+            "current_run() was called outside a run; call it from a hook, a tool or a model "
+            "while an agent run is executing"
+        )
+    return run
+
+
+def current_run_or_none() -> RunContext | None:
+    """Return the run executing the caller, or None outside a run.
+
+    Example:
+        ```python
+        from rxagent.context import current_run_or_none
+
+        assert current_run_or_none() is None  # no run here
+        ```
+    """
+    return _CURRENT.get()
+
+
+NOT_FOUND: Final = object()
+"""Returned by `find_dependency` when no value fits."""
+
+
+def find_dependency(key: type[Any], inject: Mapping[type[Any], object]) -> object:
+    """Return the injected value for `key`: under `key`, under a subclass of it, or an instance.
+
+    Returns `NOT_FOUND` when none fits.
+
+    Example:
+        ```python
+        from rxagent.context import NOT_FOUND, find_dependency
+
+
+        class Database: ...
+
+
+        class Postgres(Database): ...
+
+
+        db = Postgres()
+        assert find_dependency(Database, {Postgres: db}) is db
+        assert find_dependency(Database, {object: db}) is db  # an instance of it
+        assert find_dependency(int, {Postgres: db}) is NOT_FOUND
+        ```
+    """
+    if key in inject:
+        return inject[key]
+    for candidate, value in inject.items():
+        if _is_subclass(candidate, key):
+            return value
+    for value in inject.values():
+        try:
+            if isinstance(value, key):
+                return value
+        except TypeError:  # a Protocol that is not runtime-checkable
+            continue
+    return NOT_FOUND
+
+
+def _is_subclass(candidate: object, key: type[Any]) -> bool:
+    try:
+        return isinstance(candidate, type) and issubclass(candidate, key)
+    except TypeError:  # a Protocol that is not runtime-checkable
+        return False
+
+
+class RunContext:
+    """The state of one run: who, which session, which step, what it used so far.
+
+    Hooks and tools reach it with `rxagent.current_run()`; a tool can also take it as a
+    parameter annotated `RunContext`. Attributes are read-only for users, except `extra`, which
+    is saved with the session.
+
+    Attributes:
+        agent: The agent's name.
+        session_id: The session.
+        run_id: This run's id.
+        path: Agent names from the outermost agent to this one.
+        model: The model this run calls.
+        options: The run's base `ModelOptions`.
+        deps: Objects injected into tools by type.
+        output_type: The requested structured output type, if any.
+        output_plan: How the run asks for and reads that output (`rxagent.output.OutputPlan`:
+            the strategy chosen and why, the schema sent); None without an output type.
+        step: The current ReAct iteration (from 0).
+        usage: Usage of this run so far.
+        tools_used: Names of the tools called so far.
+        started_at: `time.perf_counter()` at the start.
+    """
+
+    def __init__(
+        self,
+        *,
+        agent: str,
+        session_id: str,
+        model: ChatModel,
+        options: ModelOptions,
+        deps: Mapping[type[Any], object],
+        output_type: object | None,
+        path: tuple[str, ...],
+        loop: asyncio.AbstractEventLoop,
+        output_plan: OutputPlan | None = None,
+    ) -> None:
+        self.agent = agent
+        self.session_id = session_id
+        self.run_id = new_id()
+        self.path = path
+        self.model = model
+        self.options = options
+        self.deps: Mapping[type[Any], object] = deps
+        self.output_type = output_type
+        self.output_plan = output_plan
+        self.step = 0
+        self.usage = Usage()
+        self.tools_used: list[str] = []
+        self.started_at = time.perf_counter()
+        self.loop = loop
+        self._memory: list[Msg] = []
+        self._extra: dict[str, Any] = {}
+        self._seq = 0
+        self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._on_pending: Callable[[], None] | None = None
+        self._open_calls: Mapping[str, object] | None = (
+            None  # the run's calls between Pre/PostActing
+        )
+        # the request the run built for the current step, with an upper bound of its tokens
+        self._request_bound: tuple[tuple[Msg, ...], int] | None = None
+        self._loop_thread = threading.get_ident()
+        self._interrupt_requested = False
+        self._interrupt_reason: Msg | None = None
+        self._timed_out = False
+        self.last_response: Msg | None = None
+        self._key_origin = self.run_id  # the run a tool call was first seen by (idempotency)
+
+    # -- read-only views -----------------------------------------------------------------------
+
+    @property
+    def memory(self) -> tuple[Msg, ...]:
+        """The session's conversation as it stands (without the system prompt)."""
+        return tuple(self._memory)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Hooks' own JSON state, saved with the session (`AgentState.extra`)."""
+        return self._extra
+
+    @property
+    def interrupted(self) -> bool:
+        """True once the run has been asked to stop (interrupt or timeout)."""
+        return self._interrupt_requested
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the run started."""
+        return time.perf_counter() - self.started_at
+
+    def dep(self, kind: type[T]) -> T:
+        """Return the injected dependency of type `kind` (or a subclass).
+
+        Raises:
+            LookupError: When no such dependency was passed with `deps=`.
+        """
+        found = find_dependency(kind, self.deps)  # the rule tools are injected by
+        if found is NOT_FOUND:
+            raise LookupError(
+                f"no dependency of type {kind.__name__} in this run; pass it with "
+                f"agent.call(..., deps=[{kind.__name__}(...)])"
+            )
+        return found  # type: ignore[return-value]
+
+    # -- emitting --------------------------------------------------------------------------------
+
+    def emit(self, event_type: type[BaseEvent], **payload: Any) -> None:
+        """Emit an event of your own into this run's stream.
+
+        The framework fills the common fields (`run_id`, `seq`, ...). The event is delivered
+        after the event being dispatched now (if any), in emission order, and it goes through
+        hooks like any other event. Safe to call from a tool running in a worker thread.
+
+        Example:
+            ```python
+            from rxagent import CustomEvent, PostActingEvent, current_run, hook
+
+
+            @hook(PostActingEvent)
+            def audit(event: PostActingEvent) -> None:
+                current_run().emit(CustomEvent, name="audit", data=event.tool_call.name)
+            ```
+        """
+        if not (isinstance(event_type, type) and issubclass(event_type, BaseEvent)):
+            raise TypeError(f"emit() takes an event class, got {event_type!r}")
+        if threading.get_ident() != self._loop_thread:
+            self.loop.call_soon_threadsafe(self._enqueue, event_type, payload)
+        else:
+            self._enqueue(event_type, payload)
+
+    def record_usage(self, usage: Usage) -> None:
+        """Add the usage of a model call made outside the loop (a hook's own call, say).
+
+        It counts in the run's `AgentResult.usage` and in the session's totals.
+
+        Args:
+            usage: What the call cost (at least one request).
+        """
+        if usage.requests == 0:
+            usage = usage + Usage(requests=1)
+        self.usage = self.usage + usage
+
+    @property
+    def tool_call(self) -> ToolUseBlock | None:
+        """The tool call being executed, when called from inside a tool; otherwise None."""
+        return _CURRENT_CALL.get()
+
+    @property
+    def idempotency_key(self) -> str | None:
+        """The idempotency key of the tool call being executed (inside a tool), else None.
+
+        It is `<run id>:<call id>`, where the run is the one whose model made the call, so a
+        call parked for approval keeps its key when another run (or process) resumes it. Pass it
+        on to services that deduplicate requests, so a side effect is never done twice.
+
+        Example:
+            ```python
+            from rxagent import current_run, tool
+
+
+            @tool(needs_approval=True)
+            def transfer(amount: int) -> str:
+                \"\"\"Transfer money.\"\"\"
+                key = current_run().idempotency_key  # e.g. an Idempotency-Key header
+                return f"transferred {amount} (request {key})"
+            ```
+        """
+        call = _CURRENT_CALL.get()
+        return None if call is None else f"{self._key_origin}:{call.id}"
+
+    def progress(self, chunk: Any) -> None:
+        """Report progress of the running tool: emits an `ActingChunkEvent` for its call.
+
+        Args:
+            chunk: The progress value (JSON-ready), delivered in order while the tool runs.
+
+        Raises:
+            RuntimeError: When called outside a tool.
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import ActingChunkEvent, ReActAgent, current_run, tool
+            from rxagent.testing import ScriptedModel, tool_call
+
+
+            @tool
+            async def crawl(pages: int) -> str:
+                \"\"\"Crawl some pages.
+
+                Args:
+                    pages: How many.
+                \"\"\"
+                for page in range(pages):
+                    current_run().progress({"page": page + 1, "of": pages})
+                    await asyncio.sleep(0)
+                return "crawled"
+
+
+            async def main() -> list[object]:
+                agent = ReActAgent("a", "", ScriptedModel([tool_call("crawl", pages=3), "ok"]),
+                                   tools=[crawl])
+                return [e.chunk async for e in agent.events("go")
+                        if isinstance(e, ActingChunkEvent)]
+
+
+            assert asyncio.run(main()) == [{"page": 1, "of": 3}, {"page": 2, "of": 3},
+                                           {"page": 3, "of": 3}]
+            ```
+        """  # noqa: D214 - the example tool's docstring has its own Args section
+        call = _CURRENT_CALL.get()
+        if call is None:
+            raise RuntimeError("progress() reports on a running tool; call it from inside a tool")
+        open_calls = self._open_calls
+        if open_calls is not None and call.id not in open_calls:
+            return  # the call has its result already (a sync tool past its timeout): too late
+        self.emit(ActingChunkEvent, tool_call_id=call.id, tool_name=call.name, chunk=chunk)
+
+    def _enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
+        self._pending.append((event_type, payload))
+        self._notify()
+
+    def _notify(self) -> None:
+        """Wake the run's task if it waits for tools (an event arrived, a tool ended)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        elif self._on_pending is not None:
+            self._on_pending()
+
+    def _next_seq(self) -> int:
+        seq = self._seq
+        self._seq = seq + 1
+        return seq
+
+    def _common(self) -> dict[str, Any]:
+        """The common fields of the next event (assigns its `seq`)."""
+        return {
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "path": self.path,
+            "step": self.step,
+            "seq": self._next_seq(),
+            "timestamp": time.time(),
+            "modified_by": (),
+        }
+
+    def _make(self, event_type: type[EventT], **payload: Any) -> EventT:
+        """Build an event from trusted values without validation (the hot path)."""
+        return event_type._construct({**plain_defaults(event_type), **self._common(), **payload})
+
+    def _make_emitted(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> BaseEvent:
+        """Build an event emitted by a hook or tool (validated); a bad payload becomes an error."""
+        fields = self._common()
+        try:
+            return event_type.model_validate({**fields, **payload})
+        except ValidationError as exc:
+            fields.update(
+                type="error",
+                code=ErrorCode.UNKNOWN,
+                message=f"emit({event_type.__name__}, ...) got an invalid payload: {exc}",
+                source="agent",
+                recoverable=True,
+                exception="ValidationError",
+            )
+            return ErrorEvent._construct(fields)
+
+    def __repr__(self) -> str:
+        return (
+            f"<RunContext agent={self.agent!r} session={self.session_id!r} "
+            f"run={self.run_id[:8]} step={self.step}>"
+        )
