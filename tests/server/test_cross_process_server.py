@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import signal
-import uuid
 from typing import Any
 
 import aiohttp
 from server_helpers import server_process, sse_until  # type: ignore[import-not-found]
+from service_helpers import (  # type: ignore[import-not-found]
+    drop_pg_tables,
+    unique_table_prefix,
+)
 
 from rxagent import AgentResult
 from rxagent.state import PostgresStore
 
 
-async def drop_tables(dsn: str, prefix: str) -> None:
-    import asyncpg  # type: ignore[import-untyped]
-
-    conn = await asyncpg.connect(dsn)
-    try:
-        for table in ("sessions", "leases", "meta"):
-            await conn.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
-    finally:
-        await conn.close()
-
-
 async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(postgres_dsn: str):
-    prefix = f"srv{uuid.uuid4().hex[:10]}_"
+    prefix = unique_table_prefix()
     try:
         async with (
             server_process(postgres_dsn, prefix) as (proc_a, url_a),
@@ -61,4 +53,4 @@ async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(postgres_d
         assert stored is not None
         assert [m.role for m in stored.state.memory] == ["user", "assistant", "tool"]
     finally:
-        await drop_tables(postgres_dsn, prefix)
+        await drop_pg_tables(postgres_dsn, prefix)

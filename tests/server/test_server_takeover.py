@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,42 +16,17 @@ from typing import Any
 import aiohttp
 import pytest
 from server_helpers import secured_server, sse_until  # type: ignore[import-not-found]
+from service_helpers import (  # type: ignore[import-not-found]
+    drop_pg_tables,
+    drop_redis_keys,
+    unique_key_prefix,
+    unique_table_prefix,
+)
 
 from rxagent import AgentResult
 
 TAKEOVER_BOUND_S = 10.0
 """How long a restarted server may take to get a dead server's session: a few seconds."""
-
-
-async def drop_pg_tables(dsn: str, prefix: str) -> None:
-    import asyncpg  # type: ignore[import-untyped,unused-ignore]
-
-    conn = await asyncpg.connect(dsn)
-    try:
-        for table in ("sessions", "leases", "meta"):
-            await conn.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
-    finally:
-        await conn.close()
-
-
-async def drop_redis_keys(url: str, prefix: str) -> None:
-    import redis.asyncio as aioredis
-
-    client = aioredis.from_url(url)
-    try:
-        keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=500)]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
-
-
-def unique_table_prefix() -> str:
-    return f"t{uuid.uuid4().hex[:10]}_"
-
-
-def unique_key_prefix() -> str:
-    return f"test:{uuid.uuid4().hex[:10]}:"
 
 
 @pytest.fixture(params=["sqlite", "postgres", "redis"])

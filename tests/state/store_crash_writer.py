@@ -13,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: service_helpers
+sys.path.insert(0, str(Path(__file__).parent))  # tests/state: store_helpers
 
 from store_helpers import numbered_state  # type: ignore[import-not-found]
 
