@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import string
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
-from aiohttp import web
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +12,7 @@ from rxagent.errors import AgentRunError
 from rxagent.messages import Msg
 from rxagent.models import OpenAIChatModel
 from rxagent.models._http import REDACTED, redact_secrets
+from rxagent.testing.providers import FakeOpenAIServer, Fault
 
 KEY_BODY = st.text(string.ascii_letters + string.digits + "-_", min_size=16, max_size=60)
 KEYS = st.one_of(
@@ -74,31 +72,16 @@ def test_short_configured_keys_are_left_to_the_patterns():
 PROVIDER_KEY = "sk-proj-echoedkey0123456789abcdef"
 
 
-async def _echo(request: web.Request) -> web.Response:
-    auth = request.headers.get("Authorization", "")
-    body = {"error": {"message": f"bad key: {auth}", "type": "invalid_request_error"}}
-    return web.json_response(body, status=401)
-
-
-@asynccontextmanager
-async def _provider() -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", _echo)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-    finally:
-        await runner.cleanup()
-
-
 @pytest.mark.parametrize("stream", [True, False])
 async def test_a_provider_error_that_echoes_the_key_is_redacted(stream: bool):
-    async with _provider() as url:
+    echo = Fault(status=401, message=f"bad key: Bearer {PROVIDER_KEY}")  # as some providers do
+    async with FakeOpenAIServer([]).fail(1, echo) as server:
         model = OpenAIChatModel(
-            "gpt-4o-mini", base_url=url, api_key=PROVIDER_KEY, max_retries=0, stream=stream
+            "gpt-4o-mini",
+            base_url=server.base_url,
+            api_key=PROVIDER_KEY,
+            max_retries=0,
+            stream=stream,
         )
         async with model:
             with pytest.raises(AgentRunError) as caught:
