@@ -101,23 +101,26 @@ def script() -> str:
     return str(_SCRIPT)
 
 
-def _environment() -> dict[str, str]:
+def _rxagent(
+    script: str, workdir: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `rxagent` in `workdir`, with no model, store or key configured."""
     unset = ("RXAGENT_MODEL", "RXAGENT_STORE", "OPENAI_API_KEY", "OPENAI_BASE_URL")
-    return {k: v for k, v in os.environ.items() if k not in unset}
-
-
-def test_echo_into_rxagent_chat(script: str, workdir: Path) -> None:
-    done = subprocess.run(
-        [script, "chat"],
-        input="What is 17 * 23?\n",
+    return subprocess.run(
+        [script, *args],
+        input=stdin,
         cwd=workdir,
-        env=_environment(),
+        env={k: v for k, v in os.environ.items() if k not in unset},
         capture_output=True,
         text=True,
         encoding="utf-8",
         timeout=60,
         check=False,
     )
+
+
+def test_echo_into_rxagent_chat(script: str, workdir: Path) -> None:
+    done = _rxagent(script, workdir, "chat", stdin="What is 17 * 23?\n")
     assert (done.returncode, done.stderr) == (0, "")
     assert "391" in done.stdout.splitlines()[0]
     assert done.stdout.splitlines()[1].startswith("· 1 tool call (calculator)")
@@ -138,15 +141,8 @@ def test_run_an_agent_module_of_the_working_directory(script: str, workdir: Path
         ),
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [script, "run", "What are hooks?", "--agent", "my_examples.hooks_agent:agent"],
-        cwd=workdir,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-        check=False,
+    done = _rxagent(
+        script, workdir, "run", "What are hooks?", "--agent", "my_examples.hooks_agent:agent"
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("The docs search for 'hooks' found ")
