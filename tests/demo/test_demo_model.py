@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_demo_question import EXPRESSIONS  # type: ignore[import-not-found]
+from test_demo_question import (  # type: ignore[import-not-found]
+    EXPRESSIONS,
+    accepted_by_calculator,
+)
 
 from rxagent import Msg, PostActingEvent, PostCallEvent, ReActAgent, ToolResultBlock, ToolUseBlock
 from rxagent._demo import (
@@ -175,16 +178,8 @@ async def test_a_delay_paces_the_stream() -> None:
 # -- properties ------------------------------------------------------------------------------
 
 
-def _accepted(expression: str) -> bool:
-    try:
-        evaluate_arithmetic(expression)
-    except ValueError:
-        return False
-    return True
-
-
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(expression=EXPRESSIONS.filter(_accepted))
+@given(expression=EXPRESSIONS.filter(accepted_by_calculator))
 def test_for_any_expression_the_calculator_accepts_the_answer_has_its_result(
     expression: str,
 ) -> None:

@@ -138,7 +138,8 @@ EXPRESSIONS = st.recursive(
 """Arithmetic as people type it: numbers, the calculator's operators, signs, parentheses."""
 
 
-def _accepted(expression: str) -> bool:
+def accepted_by_calculator(expression: str) -> bool:
+    """True when the demo's calculator evaluates `expression` (False when it refuses it)."""
     try:
         evaluate_arithmetic(expression)
     except ValueError:
@@ -151,7 +152,7 @@ def test_any_expression_in_a_question_is_found_whole(expression: str, before: st
     (found,) = find_arithmetic(f"{before}{expression}?")
     # the same tokens, spaced the calculator's way: the same value, or the same error
     assert found.replace(" ", "") == expression.replace(" ", "")
-    if _accepted(expression):
+    if accepted_by_calculator(expression):
         assert evaluate_arithmetic(found) == evaluate_arithmetic(expression)
 
 
