@@ -62,28 +62,28 @@ class GatedSQLite(SQLiteStore):
         return rows
 
 
-class GatedPostgres(PostgresStore):
+class _GatedRun:
+    """Gates before and after each `_run` (the one I/O seam of PostgresStore and RedisStore)."""
+
+    gate: Gate
+
+    async def _run(self, operation: Callable[[Any], Awaitable[Any]]) -> Any:
+        await self.gate.point()
+        result = await super()._run(operation)  # type: ignore[misc]
+        await self.gate.point()
+        return result
+
+
+class GatedPostgres(_GatedRun, PostgresStore):
     def __init__(self, dsn: str, prefix: str) -> None:
         super().__init__(dsn, table_prefix=prefix)
         self.gate = Gate()
 
-    async def _run(self, operation: Callable[[Any], Awaitable[Any]]) -> Any:
-        await self.gate.point()
-        result = await super()._run(operation)
-        await self.gate.point()
-        return result
 
-
-class GatedRedis(RedisStore):
+class GatedRedis(_GatedRun, RedisStore):
     def __init__(self, url: str, prefix: str) -> None:
         super().__init__(url, prefix=prefix)
         self.gate = Gate()
-
-    async def _run(self, operation: Callable[[Any], Awaitable[Any]]) -> Any:
-        await self.gate.point()
-        result = await super()._run(operation)
-        await self.gate.point()
-        return result
 
 
 Gated = GatedSQLite | GatedPostgres | GatedRedis
