@@ -45,6 +45,20 @@ class AgentError(BaseModel):
     output_errors: tuple[FrozenJsonDict, ...] = ()
     """For `OUTPUT_INVALID`: what was wrong with it (`type`, `loc`, `msg` per problem)."""
 
+    def failure_text(self) -> str:
+        """The reply of a run that failed with this error and produced no answer of its own.
+
+        Example:
+            ```python
+            from rxagent.errors import ErrorCode
+            from rxagent.result import AgentError
+
+            error = AgentError(code=ErrorCode.AUTH, message="bad key")
+            assert error.failure_text() == "The run failed (AUTH): bad key"
+            ```
+        """
+        return f"The run failed ({self.code}): {self.message}"
+
     def to_exception(self) -> AgentRunError:
         """Return the typed exception for this failure (not raised).
 

@@ -128,7 +128,7 @@ def _fallback_reply(run: Run) -> Msg:
             return ctx._interrupt_reason
         return Msg.assistant("The run was interrupted.")
     if run.error is not None:
-        return Msg.assistant(f"The run failed ({run.error.code}): {run.error.message}")
+        return Msg.assistant(run.error.failure_text())
     last_result: str | None = None
     for message in reversed(ctx._memory):
         if message.role == "assistant":

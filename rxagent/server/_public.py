@@ -116,7 +116,6 @@ class PublicErrors:
         public = self._public(error, where)
         update: dict[str, object] = {"error": public}
         reply = result.reply
-        if reply.text == f"The run failed ({error.code}): {error.message}":
-            text = f"The run failed ({public.code}): {public.message}"
-            update["reply"] = Msg.assistant(text, id=reply.id)
+        if reply.text == error.failure_text():  # the agent's reply quotes the provider's text
+            update["reply"] = Msg.assistant(public.failure_text(), id=reply.id)
         return result.model_copy(update=update)
