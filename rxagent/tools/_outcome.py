@@ -72,6 +72,9 @@ class ToolOutcome:
     group_change: GroupChange | None = None
     """The tool groups to switch, when the call was `manage_tool_groups`; the agent applies it
     to the session with `Toolkit.switch_groups`."""
+    ran: bool = True
+    """False when the tool was never invoked: an unknown or unavailable tool, or arguments that
+    did not validate. `AgentResult.tools_used` lists only calls that ran."""
 
     @property
     def ok(self) -> bool:
@@ -87,6 +90,7 @@ def failed(
     code: ErrorCode = ErrorCode.TOOL_ERROR,
     exception: str | None = None,
     output: str | tuple[Block, ...] | None = None,
+    ran: bool = True,
 ) -> ToolOutcome:
     """An error outcome: `output` (default: `message`) as an error result."""
     result = ToolResultBlock(
@@ -98,6 +102,7 @@ def failed(
         error_message=message,
         exception=exception,
         duration_ms=(time.perf_counter() - start) * 1000,
+        ran=ran,
     )
 
 

@@ -36,7 +36,7 @@ from rxagent.tools._tool import Tool, tool
 from rxagent.tools._toolsets import ToolsetSlots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
     from rxagent.models.base import ToolSchema
     from rxagent.tools._toolset import Toolset
@@ -262,6 +262,7 @@ class Toolkit(GroupedTools, ToolsetSlots):
         timeout: float | None = None,  # noqa: ASYNC109 - the default for tools without their own
         progress: Callable[[Any], None] | None = None,
         active_groups: Iterable[str] | None = None,
+        offered: Collection[str] | None = None,
     ) -> ToolOutcome:
         """Run one tool call and return its outcome; a failure is an error result, never raised.
 
@@ -280,6 +281,9 @@ class Toolkit(GroupedTools, ToolsetSlots):
                 each value is emitted as an `ActingChunkEvent` of this call.
             active_groups: The session's active tool groups (None: the defaults); a call to a
                 tool of another group is an error result.
+            offered: The names of the tools offered to the model in the request that made this
+                call (None: every tool); a call to another tool is an error result, so a hook
+                that removed a tool from a request also keeps it from running.
 
         Raises:
             asyncio.CancelledError: When the surrounding task is cancelled.
@@ -310,17 +314,19 @@ class Toolkit(GroupedTools, ToolsetSlots):
         if found is None or (
             found.group is not None and found.group not in self.active(active_groups)
         ):
-            return self._unavailable(call, start, found, active_groups)
+            return self._unavailable(call, start, found, active_groups, offered)
+        if offered is not None and call.name not in offered:
+            return self._not_offered(call, start, offered)
         if call.raw_input is not None:
-            return failed(call, start, invalid_json(call))
+            return failed(call, start, invalid_json(call), ran=False)
         try:
             args, kwargs = found._binder.bind(thaw(call.input), inject)
         except ValidationError as exc:
-            return failed(call, start, invalid_arguments(call.name, problems(exc)))
+            return failed(call, start, invalid_arguments(call.name, problems(exc)), ran=False)
         except InvalidArguments as exc:
-            return failed(call, start, invalid_arguments(call.name, exc.problems))
+            return failed(call, start, invalid_arguments(call.name, exc.problems), ran=False)
         except MissingInjection as exc:
-            return failed(call, start, f"Tool '{call.name}' cannot run: {exc}")
+            return failed(call, start, f"Tool '{call.name}' cannot run: {exc}", ran=False)
         limit = found.timeout if found.timeout is not None else timeout
         scope = asyncio.timeout(limit)
         sink = ProgressSink(progress if progress is not None else run_progress(call, inject))
@@ -344,9 +350,12 @@ class Toolkit(GroupedTools, ToolsetSlots):
         start: float,
         found: Tool[..., Any] | None,
         active_groups: Iterable[str] | None,
+        offered: Collection[str] | None,
     ) -> ToolOutcome:
         active = self.active(active_groups)
         if found is None and self._group_tool and call.name == GROUP_TOOL_NAME:
+            if offered is not None and call.name not in offered:
+                return self._not_offered(call, start, offered)
             groups = tuple(self.groups())
             tools_of = {g: [n for n, t in self._tools.items() if t.group == g] for g in groups}
             text, change = run_group_tool(thaw(call.input), groups, active, tools_of)
@@ -357,11 +366,21 @@ class Toolkit(GroupedTools, ToolsetSlots):
             return ToolOutcome(result=result, duration_ms=duration, group_change=change)
         if found is None:
             message = f"Tool '{call.name}' not found. Available tools: {self._available(active)}."
-            return failed(call, start, message)
+            return failed(call, start, message, ran=False)
         how = (
             f"activate it with {GROUP_TOOL_NAME} first"
             if self._group_tool
             else f"available tools: {self._available(active)}"
         )
         message = f"Tool '{call.name}' is in tool group '{found.group}', not active now; {how}."
-        return failed(call, start, message)
+        return failed(call, start, message, ran=False)
+
+    def _not_offered(
+        self, call: ToolUseBlock, start: float, offered: Collection[str]
+    ) -> ToolOutcome:
+        names = ", ".join(sorted(offered)) or "none"
+        message = (
+            f"Tool '{call.name}' is not available in this step (it was not offered in this "
+            f"request); available tools: {names}."
+        )
+        return failed(call, start, message, ran=False)
