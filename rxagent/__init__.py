@@ -20,10 +20,9 @@ if TYPE_CHECKING:
     from rxagent.agent import AgentError as AgentError
     from rxagent.agent import AgentInput as AgentInput
     from rxagent.agent import AgentResult as AgentResult
-    from rxagent.agent import FinalAnswerMarker as FinalAnswerMarker
-    from rxagent.agent import MaxSteps as MaxSteps
     from rxagent.agent import ReActAgent as ReActAgent
     from rxagent.agent import StopCondition as StopCondition
+    from rxagent.agent import StopDecision as StopDecision
     from rxagent.agent import StopReason as StopReason
     from rxagent.agent import final_answer_marker as final_answer_marker
     from rxagent.agent import max_steps as max_steps
@@ -86,11 +85,10 @@ _EXPORTS: Final[dict[str, str]] = {
     "AgentError": "rxagent.agent",
     "AgentInput": "rxagent.agent",
     "AgentResult": "rxagent.agent",
-    "FinalAnswerMarker": "rxagent.agent",
-    "MaxSteps": "rxagent.agent",
     "ReActAgent": "rxagent.agent",
     "RunContext": "rxagent.context",
     "StopCondition": "rxagent.agent",
+    "StopDecision": "rxagent.agent",
     "StopReason": "rxagent.agent",
     "current_run": "rxagent.context",
     "final_answer_marker": "rxagent.agent",
@@ -163,7 +161,6 @@ __all__ = [
     "CustomEvent",
     "ErrorCode",
     "ErrorEvent",
-    "FinalAnswerMarker",
     "Hook",
     "HookChain",
     "HookContractError",
@@ -171,7 +168,6 @@ __all__ = [
     "InMemoryStore",
     "Injected",
     "InterruptedEvent",
-    "MaxSteps",
     "ModelDelta",
     "ModelOptions",
     "Msg",
@@ -191,6 +187,7 @@ __all__ = [
     "SessionBusyError",
     "SessionStore",
     "StopCondition",
+    "StopDecision",
     "StopReason",
     "TextBlock",
     "ThinkingBlock",

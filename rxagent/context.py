@@ -8,29 +8,30 @@ the agent creates and drives the `RunContext`. How injected values are found by 
 from __future__ import annotations
 
 import contextvars
-import threading
 import time
-from collections import deque
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
-from pydantic import ValidationError
-
-from rxagent._fast import plain_defaults
-from rxagent.errors import ErrorCode, NoActiveRunError
-from rxagent.events import ActingChunkEvent, BaseEvent, ErrorEvent
+from rxagent.errors import NoActiveRunError
+from rxagent.events import ActingChunkEvent, BaseEvent
 from rxagent.messages import Msg, ToolUseBlock, new_id
 from rxagent.models.base import ChatModel, ModelOptions, Usage
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from rxagent.output import OutputPlan  # the type only: output sits above core
 
-__all__ = ["NOT_FOUND", "RunContext", "current_run", "current_run_or_none", "find_dependency"]
+__all__ = [
+    "NOT_FOUND",
+    "RunContext",
+    "RunEngine",
+    "current_run",
+    "current_run_or_none",
+    "find_dependency",
+]
 
 T = TypeVar("T")
-EventT = TypeVar("EventT", bound=BaseEvent)
 
 _CURRENT: Final[contextvars.ContextVar[RunContext | None]] = contextvars.ContextVar(
     "rxagent_current_run", default=None
@@ -133,12 +134,53 @@ def _is_subclass(candidate: object, key: type[Any]) -> bool:
         return False
 
 
+class RunEngine(Protocol):
+    """What a `RunContext` reads from the engine that drives its run (the agent implements it).
+
+    The context is the public view; the engine owns the run's memory, its event queue and its
+    interrupt flag, and is their only writer.
+    """
+
+    @property
+    def memory(self) -> list[Msg]:
+        """The session's conversation as it stands."""
+        ...
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Hooks' own JSON state, saved with the session."""
+        ...
+
+    @property
+    def interrupt_requested(self) -> bool:
+        """True once the run was asked to stop."""
+        ...
+
+    @property
+    def key_origin(self) -> str:
+        """The id of the run that first saw the tool calls being executed (idempotency)."""
+        ...
+
+    def emit(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
+        """Queue an event of a hook or tool for delivery (from any thread)."""
+        ...
+
+    def call_open(self, call_id: str) -> bool:
+        """True while the tool call has had its PreActing but not yet its PostActing."""
+        ...
+
+    def request_bound(self, messages: tuple[Msg, ...]) -> int | None:
+        """An upper bound on the tokens of `messages` if they are the request the run built."""
+        ...
+
+
 class RunContext:
     """The state of one run: who, which session, which step, what it used so far.
 
     Hooks and tools reach it with `rxagent.current_run()`; a tool can also take it as a
     parameter annotated `RunContext`. Attributes are read-only for users, except `extra`, which
-    is saved with the session.
+    is saved with the session. The engine that drives the run updates `step`, `usage`,
+    `tools_used` and `last_response` as the run goes.
 
     Attributes:
         agent: The agent's name.
@@ -153,7 +195,8 @@ class RunContext:
             the strategy chosen and why, the schema sent); None without an output type.
         step: The current ReAct iteration (from 0).
         usage: Usage of this run so far.
-        tools_used: Names of the tools called so far.
+        tools_used: Names of the tools that ran so far.
+        last_response: The model's latest response, once there is one.
         started_at: `time.perf_counter()` at the start.
     """
 
@@ -168,6 +211,7 @@ class RunContext:
         output_type: object | None,
         path: tuple[str, ...],
         loop: asyncio.AbstractEventLoop,
+        engine: RunEngine,
         output_plan: OutputPlan | None = None,
     ) -> None:
         self.agent = agent
@@ -184,45 +228,50 @@ class RunContext:
         self.tools_used: list[str] = []
         self.started_at = time.perf_counter()
         self.loop = loop
-        self._memory: list[Msg] = []
-        self._extra: dict[str, Any] = {}
-        self._seq = 0
-        self._pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        self._on_pending: Callable[[], None] | None = None
-        self._open_calls: Mapping[str, object] | None = (
-            None  # the run's calls between Pre/PostActing
-        )
-        # the request the run built for the current step, with an upper bound of its tokens
-        self._request_bound: tuple[tuple[Msg, ...], int] | None = None
-        self._loop_thread = threading.get_ident()
-        self._interrupt_requested = False
-        self._interrupt_reason: Msg | None = None
-        self._timed_out = False
         self.last_response: Msg | None = None
-        self._key_origin = self.run_id  # the run a tool call was first seen by (idempotency)
+        self._engine = engine
 
     # -- read-only views -----------------------------------------------------------------------
 
     @property
     def memory(self) -> tuple[Msg, ...]:
         """The session's conversation as it stands (without the system prompt)."""
-        return tuple(self._memory)
+        return tuple(self._engine.memory)
 
     @property
     def extra(self) -> dict[str, Any]:
         """Hooks' own JSON state, saved with the session (`AgentState.extra`)."""
-        return self._extra
+        return self._engine.extra
 
     @property
     def interrupted(self) -> bool:
         """True once the run has been asked to stop (interrupt or timeout)."""
-        return self._interrupt_requested
+        return self._engine.interrupt_requested
 
     @property
     def elapsed_s(self) -> float:
         """Seconds since the run started."""
         return time.perf_counter() - self.started_at
+
+    def request_bound(self, messages: tuple[Msg, ...]) -> int | None:
+        """An upper bound on the tokens of `messages`, when they are this step's request.
+
+        The run keeps the bound of its memory up to date as it grows, so a trimming hook can
+        tell a request that fits without counting a token. None when `messages` is not the
+        tuple the run built for the current step (a hook before changed it): count it then.
+
+        Example:
+            ```python
+            from rxagent import PreReasoningEvent, current_run, hook
+
+
+            @hook(PreReasoningEvent)
+            def report(event: PreReasoningEvent) -> None:
+                bound = current_run().request_bound(event.messages)
+                print("at most", bound, "tokens" if bound is not None else "unknown")
+            ```
+        """
+        return self._engine.request_bound(messages)
 
     def dep(self, kind: type[T]) -> T:
         """Return the injected dependency of type `kind` (or a subclass).
@@ -259,10 +308,7 @@ class RunContext:
         """
         if not (isinstance(event_type, type) and issubclass(event_type, BaseEvent)):
             raise TypeError(f"emit() takes an event class, got {event_type!r}")
-        if threading.get_ident() != self._loop_thread:
-            self.loop.call_soon_threadsafe(self._enqueue, event_type, payload)
-        else:
-            self._enqueue(event_type, payload)
+        self._engine.emit(event_type, payload)
 
     def record_usage(self, usage: Usage) -> None:
         """Add the usage of a model call made outside the loop (a hook's own call, say).
@@ -302,7 +348,7 @@ class RunContext:
             ```
         """
         call = _CURRENT_CALL.get()
-        return None if call is None else f"{self._key_origin}:{call.id}"
+        return None if call is None else f"{self._engine.key_origin}:{call.id}"
 
     def progress(self, chunk: Any) -> None:
         """Report progress of the running tool: emits an `ActingChunkEvent` for its call.
@@ -347,60 +393,9 @@ class RunContext:
         call = _CURRENT_CALL.get()
         if call is None:
             raise RuntimeError("progress() reports on a running tool; call it from inside a tool")
-        open_calls = self._open_calls
-        if open_calls is not None and call.id not in open_calls:
+        if not self._engine.call_open(call.id):
             return  # the call has its result already (a sync tool past its timeout): too late
         self.emit(ActingChunkEvent, tool_call_id=call.id, tool_name=call.name, chunk=chunk)
-
-    def _enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
-        self._pending.append((event_type, payload))
-        self._notify()
-
-    def _notify(self) -> None:
-        """Wake the run's task if it waits for tools (an event arrived, a tool ended)."""
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        elif self._on_pending is not None:
-            self._on_pending()
-
-    def _next_seq(self) -> int:
-        seq = self._seq
-        self._seq = seq + 1
-        return seq
-
-    def _common(self) -> dict[str, Any]:
-        """The common fields of the next event (assigns its `seq`)."""
-        return {
-            "run_id": self.run_id,
-            "session_id": self.session_id,
-            "agent": self.agent,
-            "path": self.path,
-            "step": self.step,
-            "seq": self._next_seq(),
-            "timestamp": time.time(),
-            "modified_by": (),
-        }
-
-    def _make(self, event_type: type[EventT], **payload: Any) -> EventT:
-        """Build an event from trusted values without validation (the hot path)."""
-        return event_type._construct({**plain_defaults(event_type), **self._common(), **payload})
-
-    def _make_emitted(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> BaseEvent:
-        """Build an event emitted by a hook or tool (validated); a bad payload becomes an error."""
-        fields = self._common()
-        try:
-            return event_type.model_validate({**fields, **payload})
-        except ValidationError as exc:
-            fields.update(
-                type="error",
-                code=ErrorCode.UNKNOWN,
-                message=f"emit({event_type.__name__}, ...) got an invalid payload: {exc}",
-                source="agent",
-                recoverable=True,
-                exception="ValidationError",
-            )
-            return ErrorEvent._construct(fields)
 
     def __repr__(self) -> str:
         return (

@@ -20,6 +20,7 @@ StopReason: TypeAlias = Literal[
     "max_iters",
     "stop_condition",
     "hook_stop",
+    "max_tool_calls",
     "interrupted",
     "approval_pending",
     "error",

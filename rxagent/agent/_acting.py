@@ -1,37 +1,51 @@
-"""Acting: running the tool calls of one response, in parallel or one by one."""
+"""Acting: running the tool calls of one response, in parallel or one by one.
+
+`act()` runs one batch: it cuts the batch to the tool-call budget, holds the calls that need
+approval (the batch then parks), and runs the others between their PreActing and PostActing.
+The building blocks below it are shared with resuming an approved batch (`_resume.py`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval, park
 from rxagent.context import _CURRENT_CALL
-from rxagent.errors import (
-    ErrorCode,
-    HookFailedError,
-    Reject,
-)
-from rxagent.events import (
-    ErrorEvent,
-    PostActingEvent,
-    PreActingEvent,
-)
+from rxagent.errors import ErrorCode, HookFailedError, Reject
+from rxagent.events import ErrorEvent, PostActingEvent, PreActingEvent
 from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
+from rxagent.tools import ToolOutcome
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
-    from rxagent.agent._run import Phase, Run
-    from rxagent.tools import ToolOutcome
+    from rxagent.agent._run import Run
 
-__all__ = ["act"]
+__all__ = [
+    "act",
+    "close_open_calls",
+    "post_acting",
+    "pre_acting",
+    "remember",
+    "run_inline",
+    "start_tool",
+    "tool_outcome",
+]
+
+Results = dict[str, ToolResultBlock]
+"""The results of a batch so far, by call id."""
 
 
-async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
-    """Run one batch of tool calls; return a phase when the run must end, else None."""
-    ctx = run.ctx
+async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] | None) -> None:
+    """Run one batch of tool calls and put their results in memory.
+
+    The run ends here (`run.outcome.ended`) when the batch parks for approval, when an
+    interrupt arrived, or when a PostActing hook asked to stop. `offered` are the names of the
+    tools offered in the request that made the calls: a call to another tool gets an error
+    result.
+    """
     agent = run.agent
     limit = agent.max_tool_calls
     cut: Sequence[ToolUseBlock] = ()
@@ -41,28 +55,28 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
         if run.tool_calls_made + len(calls) >= limit:
             run.tools_withdrawn = True
     run.tool_calls_made += len(calls)
-    waits = [needs_approval(run, call) for call in calls]  # decided before any PreActing
+    waits = [needs_approval(run, call, offered) for call in calls]  # decided before PreActing
     held = [call for call, wait in zip(calls, waits, strict=True) if wait]
     runnable = [call for call, wait in zip(calls, waits, strict=True) if not wait]
-    results: dict[str, ToolResultBlock] = {}
+    results: Results = {}
     stop = False
     if runnable:
         try:
             if agent.parallel_tool_calls and len(runnable) > 1:
-                stop = await _act_parallel(run, runnable, results)
+                stop = await _act_parallel(run, runnable, results, offered)
             else:
-                stop = await _act_sequential(run, runnable, results)
+                stop = await _act_sequential(run, runnable, results, offered)
         except (HookFailedError, Reject):  # a hook fails the run in the middle of the batch
-            await _close_open_calls(run, results)
-            _remember(run, calls, results)
+            await close_open_calls(run, results)
+            remember(run, calls, results)
             raise
     for call in cut:
         message = f"tool call limit reached (max_tool_calls={limit}); the call was not executed"
         results[call.id] = ToolResultBlock(
             id=call.id, name=call.name, output=message, is_error=True
         )
-        await run.publish(
-            ctx._make(
+        await run.events.publish(
+            run.events.make(
                 ErrorEvent,
                 code=ErrorCode.USAGE_LIMIT,
                 message=message,
@@ -71,25 +85,25 @@ async def act(run: Run, calls: Sequence[ToolUseBlock]) -> Phase | None:
                 exception=None,
             )
         )
-    if held and not ctx._interrupt_requested:
-        return await park(run, (*calls, *cut), results, held, stop)
-    _remember(run, (*calls, *cut), results)
-    if ctx._interrupt_requested:
-        return await run.interrupted("after_tool")
-    if stop:
-        run.stop_reason = "hook_stop"
-        return run.end_step("finish")
-    return None
+    if held and not run.interrupt_requested:
+        await park(run, (*calls, *cut), results, held, stop)
+        return
+    remember(run, (*calls, *cut), results)
+    if run.interrupt_requested:
+        await run.interrupted("after_tool")
+    elif stop:
+        run.outcome.stop("hook_stop")
+        run.end_step()
 
 
-def _remember(run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> None:
+def remember(run: Run, calls: Sequence[ToolUseBlock], results: Results) -> None:
     """Append the batch's results to memory, in call order."""
     for call in calls:
         if call.id in results:
-            run.ctx._memory.append(trusted(Msg, role="tool", content=(results[call.id],)))
+            run.memory.append(trusted(Msg, role="tool", content=(results[call.id],)))
 
 
-async def _close_open_calls(run: Run, results: dict[str, ToolResultBlock]) -> None:
+async def close_open_calls(run: Run, results: Results) -> None:
     """After a hook failed the run mid-batch: stop the tools, close every open call.
 
     Running tool tasks are cancelled and awaited, so none outlives the run; each call whose
@@ -102,53 +116,44 @@ async def _close_open_calls(run: Run, results: dict[str, ToolResultBlock]) -> No
         await asyncio.gather(*tasks, return_exceptions=True)
     run.tool_tasks.clear()
     for call in list(run.open_calls.values()):
-        result = ToolResultBlock(
-            id=call.id, name=call.name, output="not completed: the run failed", is_error=True
-        )
+        result = _error(call, "not completed: the run failed")
         results[call.id] = result
-        run._deliver(
-            run.ctx._make(
+        run.events.deliver(
+            run.events.make(
                 PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=0.0
             )
         )
     run.open_calls.clear()
 
 
-async def _pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultBlock:
+async def pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultBlock:
     """Dispatch PreActing; return the call to execute, or the result of a refused call."""
     run.open_calls[call.id] = call  # its PreActing is delivered even if a hook fails
     try:
-        pre = await run.publish(run.ctx._make(PreActingEvent, tool_call=call))
+        pre = await run.events.publish(run.events.make(PreActingEvent, tool_call=call))
     except Reject as reject:
-        return ToolResultBlock(
-            id=call.id,
-            name=call.name,
-            output=f"Tool call rejected by hook {reject.hook!r}: {reject.reason}",
-            is_error=True,
-        )
-    if run.ctx.interrupted:  # interrupted while PreActing was dispatched: don't start
-        return ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+        return _error(call, f"Tool call rejected by hook {reject.hook!r}: {reject.reason}")
+    if run.interrupt_requested:  # interrupted while PreActing was dispatched: don't start
+        return _error(call, "interrupted")
     return pre.tool_call
 
 
-async def _post_acting(
-    run: Run,
-    call: ToolUseBlock,
-    outcome: ToolOutcome | ToolResultBlock,
-    results: dict[str, ToolResultBlock],
+async def post_acting(
+    run: Run, call: ToolUseBlock, outcome: ToolOutcome | ToolResultBlock, results: Results
 ) -> bool:
-    """Emit the tool's ErrorEvent if any, then PostActing; record the result; return stop."""
-    ctx = run.ctx
+    """Emit the tool's ErrorEvent if any, then PostActing; record the result; return `stop`."""
     if isinstance(outcome, ToolResultBlock):
         result, duration = outcome, 0.0
     else:
         result, duration = outcome.result, outcome.duration_ms
+        if outcome.ran:
+            run.ctx.tools_used.append(call.name)
         if outcome.group_change is not None:  # the model switched tool groups: the session keeps it
             groups = run.agent.toolkit.switch_groups(run.state.active_groups, outcome.group_change)
             run.state = run.state.model_copy(update={"active_groups": groups})
         if outcome.error_code is not None:
-            await run.publish(
-                ctx._make(
+            await run.events.publish(
+                run.events.make(
                     ErrorEvent,
                     code=outcome.error_code,
                     message=outcome.error_message or result.text,
@@ -159,14 +164,16 @@ async def _post_acting(
             )
     run.open_calls.pop(call.id, None)  # its PostActing is delivered even if a hook fails
     results[call.id] = result
-    post = await run.publish(
-        ctx._make(PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration)
+    post = await run.events.publish(
+        run.events.make(
+            PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration
+        )
     )
     results[call.id] = post.result
     return bool(post.stop)
 
 
-async def _execute(run: Run, call: ToolUseBlock) -> ToolOutcome:
+async def _execute(run: Run, call: ToolUseBlock, offered: Collection[str] | None) -> ToolOutcome:
     _CURRENT_CALL.set(call)  # this task runs in its own copy of the context
     try:
         return await run.agent.toolkit.execute(
@@ -174,58 +181,47 @@ async def _execute(run: Run, call: ToolUseBlock) -> ToolOutcome:
             inject=run.inject,
             timeout=run.agent.tool_timeout,
             active_groups=run.state.active_groups,
+            offered=offered,
         )
     finally:
         # wake the run from inside this task: a done-callback would cost another loop tick
-        run.ctx._notify()
+        run.events.notify()
 
 
-def _start_tool(run: Run, call: ToolUseBlock) -> asyncio.Task[ToolOutcome]:
-    run.ctx.tools_used.append(call.name)
-    task = run.ctx.loop.create_task(_execute(run, call))
+def start_tool(
+    run: Run, call: ToolUseBlock, offered: Collection[str] | None
+) -> asyncio.Task[ToolOutcome]:
+    """Start a tool call in a task of its own (parallel calls)."""
+    task = run.ctx.loop.create_task(_execute(run, call, offered))
     run.tool_tasks.add(task)
     return task
 
 
-def _outcome(
+def tool_outcome(
     run: Run, call: ToolUseBlock, task: asyncio.Task[ToolOutcome]
 ) -> ToolOutcome | ToolResultBlock:
+    """The outcome of a finished tool task; a cancelled one was interrupted."""
     run.tool_tasks.discard(task)
     if task.cancelled():
-        return ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+        return _interrupted(run, call)
     exc = task.exception()
     if exc is not None:  # Toolkit.execute turns tool failures into results; this is a bug
         raise exc
     return task.result()
 
 
-async def _wait_for(run: Run, task: asyncio.Task[Any]) -> None:
-    """Wait for `task`, delivering events tools emit meanwhile."""
-    ctx = run.ctx
-    while True:
-        if ctx._pending:
-            await run.drain()
-        elif task.done():
-            return
-        else:
-            waiter = ctx._waiter = ctx.loop.create_future()
-            try:
-                await waiter
-            finally:
-                ctx._waiter = None
-
-
-async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultBlock:
+async def run_inline(
+    run: Run, call: ToolUseBlock, offered: Collection[str] | None
+) -> ToolOutcome | ToolResultBlock:
     """Run one tool call on the run's own task: no task and no loop tick of its own.
 
     The run's task is suspended inside the tool meanwhile, so events the tool emits are
     delivered by a drainer task, started only if the tool does emit. An interrupt cancels the
     run's task while it waits here, so the tool sees `CancelledError`, as a tool task would.
     """
-    ctx = run.ctx
-    ctx.tools_used.append(call.name)
+    events = run.events
     run.awaiting_tool = True
-    ctx._on_pending = run.start_drainer
+    events.on_pending = events.start_drainer
     token = _CURRENT_CALL.set(call)
     outcome: ToolOutcome | ToolResultBlock
     try:
@@ -234,54 +230,66 @@ async def _run_inline(run: Run, call: ToolUseBlock) -> ToolOutcome | ToolResultB
             inject=run.inject,
             timeout=run.agent.tool_timeout,
             active_groups=run.state.active_groups,
+            offered=offered,
         )
     except asyncio.CancelledError:
         if not run.absorb_interrupt_cancel():
             raise
-        outcome = ToolResultBlock(id=call.id, name=call.name, output="interrupted", is_error=True)
+        outcome = _interrupted(run, call)
     finally:
         _CURRENT_CALL.reset(token)
         run.awaiting_tool = False
-        ctx._on_pending = None
-    await run.join_drainer()  # an interrupt never cancels it: what the tool said is delivered
-    if ctx._pending:
-        await run.drain()
+        events.on_pending = None
+    await events.join_drainer()  # an interrupt never cancels it: what the tool said is delivered
+    if events.pending:
+        await events.drain()
     return outcome
 
 
+def _interrupted(run: Run, call: ToolUseBlock) -> ToolOutcome:
+    """The outcome of a call cancelled by an interrupt while it ran."""
+    return ToolOutcome(
+        result=_error(call, "interrupted"), ran=run.agent.toolkit.get(call.name) is not None
+    )
+
+
 async def _act_sequential(
-    run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+    run: Run, calls: Sequence[ToolUseBlock], results: Results, offered: Collection[str] | None
 ) -> bool:
     stop = False
     for call in calls:
-        if run.ctx._interrupt_requested:
+        if run.interrupt_requested:
             break
-        approved = await _pre_acting(run, call)
+        approved = await pre_acting(run, call)
         if isinstance(approved, ToolResultBlock):
-            stop = await _post_acting(run, call, approved, results) or stop
+            stop = await post_acting(run, call, approved, results) or stop
             continue
-        outcome = await _run_inline(run, approved)
-        stop = await _post_acting(run, approved, outcome, results) or stop
+        outcome = await run_inline(run, approved, offered)
+        stop = await post_acting(run, approved, outcome, results) or stop
     return stop
 
 
 async def _act_parallel(
-    run: Run, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+    run: Run, calls: Sequence[ToolUseBlock], results: Results, offered: Collection[str] | None
 ) -> bool:
     started: list[tuple[ToolUseBlock, asyncio.Task[ToolOutcome] | ToolResultBlock]] = []
     for call in calls:
-        if run.ctx._interrupt_requested:
+        if run.interrupt_requested:
             break
-        approved = await _pre_acting(run, call)
+        approved = await pre_acting(run, call)
         if isinstance(approved, ToolResultBlock):
             started.append((call, approved))
         else:
-            started.append((approved, _start_tool(run, approved)))
+            started.append((approved, start_tool(run, approved, offered)))
     stop = False
     for call, pending in started:
         if isinstance(pending, ToolResultBlock):
-            stop = await _post_acting(run, call, pending, results) or stop
+            stop = await post_acting(run, call, pending, results) or stop
             continue
-        await _wait_for(run, pending)
-        stop = await _post_acting(run, call, _outcome(run, call, pending), results) or stop
+        await run.events.wait_for(pending)
+        stop = await post_acting(run, call, tool_outcome(run, call, pending), results) or stop
     return stop
+
+
+def _error(call: ToolUseBlock, text: str) -> ToolResultBlock:
+    return ToolResultBlock(id=call.id, name=call.name, output=text, is_error=True)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, cast
 from rxagent.agent._approval import Decision, check_approval_id
 from rxagent.agent._consume import optional_result
 from rxagent.agent._loop import run_observable
-from rxagent.agent._session_groups import active_session_groups, set_session_groups
 from rxagent.agent._start import RunArgs, new_run
 from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.state import AgentState, consistent_state, migrate_state
@@ -196,11 +195,32 @@ class AgentSessions:
             asyncio.run(main())
             ```
         """
-        return await set_session_groups(cast("ReActAgent", self), groups, session_id)
+        agent = cast("ReActAgent", self)
+        if isinstance(groups, str):
+            raise ConfigurationError(f"groups must be a list of group names, e.g. [{groups!r}]")
+        if agent.is_running(session_id) or session_id in agent._runs.tails:
+            raise SessionBusyError(agent.name, session_id)
+        await agent.toolkit.open()  # toolsets' tools carry groups too
+        chosen = None if groups is None else tuple(dict.fromkeys(groups))
+        if chosen is not None:
+            known = agent.toolkit.groups()
+            unknown = [name for name in chosen if name not in known]
+            if unknown:
+                raise ConfigurationError(
+                    f"unknown tool groups {unknown}; the agent's toolkit has {sorted(known)}"
+                )
+        stored = await self.store.load(self.name, session_id)
+        state = stored.state if stored is not None else AgentState()
+        updated = state.model_copy(update={"active_groups": chosen})
+        version = stored.version if stored is not None else 0
+        await self.store.save(self.name, session_id, updated, expected_version=version)
+        return agent.toolkit.active(chosen)
 
     async def active_groups(self, session_id: str = "default") -> tuple[str, ...]:
         """Return the session's active tool groups (the toolkit's defaults for a new session)."""
-        return await active_session_groups(cast("ReActAgent", self), session_id)
+        stored = await self.store.load(self.name, session_id)
+        chosen = stored.state.active_groups if stored is not None else None
+        return cast("ReActAgent", self).toolkit.active(chosen)
 
     # -- state -----------------------------------------------------------------------------------
 

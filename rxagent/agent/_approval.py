@@ -22,22 +22,21 @@ from rxagent.messages import Msg, ToolResultBlock, new_id, thaw
 from rxagent.state import ParkedBatch, PendingApproval
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Mapping, Sequence
     from typing import Any
 
-    from rxagent.agent._run import Phase, Run
+    from rxagent.agent._run import Run
     from rxagent.messages import ToolUseBlock
 
 __all__ = [
     "NEEDS_APPROVAL",
+    "Approvals",
     "Decision",
     "announce",
     "approval_for",
     "args_hash",
     "call_key",
     "check_approval_id",
-    "decide",
-    "drop_orphans",
     "needs_approval",
     "park",
     "rejected_result",
@@ -58,6 +57,97 @@ class Decision:
     reason: str | None = None
 
 
+class Approvals:
+    """A session's parked batch and its approvals still waiting: their only writer."""
+
+    __slots__ = ("parked", "pending")
+
+    def __init__(self) -> None:
+        self.parked: ParkedBatch | None = None
+        """The batch waiting for decisions; its message is out of memory until it resumes."""
+        self.pending: tuple[PendingApproval, ...] = ()
+        """Its approvals not decided yet."""
+
+    def load(self, parked: ParkedBatch | None, pending: tuple[PendingApproval, ...]) -> None:
+        """Take the session's saved batch and approvals."""
+        self.parked, self.pending = parked, pending
+
+    def park(self, batch: ParkedBatch, pending: tuple[PendingApproval, ...]) -> None:
+        """Park `batch`, waiting for `pending`."""
+        self.parked, self.pending = batch, pending
+
+    def clear(self) -> None:
+        """The batch resumed and is in memory: nothing waits any more."""
+        self.parked, self.pending = None, ()
+
+    def drop_orphans(self, session_id: str) -> None:
+        """Forget approvals that no parked call backs (state built by hand): they cannot resume."""
+        parked = self.parked
+        ids = {c.id for c in parked.message.tool_calls} if parked is not None else set()
+        kept = tuple(p for p in self.pending if p.tool_call_id in ids and p.tool_call is not None)
+        if len(kept) != len(self.pending):
+            dropped = [p.approval_id for p in self.pending if p not in kept]
+            logger.warning(
+                "session %r: approvals %s have no parked tool call and were dropped",
+                session_id,
+                dropped,
+            )
+            self.pending = kept
+
+    def decide(self, decision: Decision, *, agent: str, session_id: str) -> bool:
+        """Record `decision` on the parked batch; True when it was the batch's last one.
+
+        Raises:
+            ApprovalError: The approval id is unknown here, or was already decided.
+        """
+        self.drop_orphans(session_id)
+        found = next((p for p in self.pending if p.approval_id == decision.approval_id), None)
+        if found is None:
+            raise self._unknown(decision.approval_id, agent, session_id)
+        assert self.parked is not None  # drop_orphans keeps only approvals of a parked batch
+        decided = found.model_copy(
+            update={
+                "decision": "approved" if decision.approved else "rejected",
+                "reason": None if decision.approved else decision.reason,
+            }
+        )
+        self.pending = tuple(p for p in self.pending if p is not found)
+        self.parked = self.parked.model_copy(update={"decided": (*self.parked.decided, decided)})
+        return not self.pending
+
+    def mark_started(self, key: str) -> None:
+        """Record that the call with idempotency `key` starts (saved before it does)."""
+        assert self.parked is not None
+        self.parked = self.parked.model_copy(update={"started": (*self.parked.started, key)})
+
+    def _unknown(self, approval_id: str, agent: str, session_id: str) -> ApprovalError:
+        where = f"session {session_id!r} of agent {agent!r}"
+        decided = self.parked.decided if self.parked is not None else ()
+        for approval in decided:
+            if approval.approval_id == approval_id:
+                if self.pending:
+                    then = "the batch resumes when its last one is decided"
+                else:  # all decided, yet still parked: the run that was to resume it failed
+                    then = (
+                        "every call of its batch is decided, but the run that was to resume it "
+                        "did not: resume it with `await agent.call(None, session_id="
+                        f"{session_id!r})`"
+                    )
+                return ApprovalError(
+                    f"approval {approval_id!r} in {where} was already {approval.decision}; each "
+                    f"approval is decided once, and {then}",
+                    approval_id=approval_id,
+                    session_id=session_id,
+                )
+        waiting = ", ".join(repr(p.approval_id) for p in self.pending) or "none"
+        return ApprovalError(
+            f"no pending approval {approval_id!r} in {where} (unknown, or already decided and "
+            f"done); the pending approvals are: {waiting}",
+            approval_id=approval_id,
+            session_id=session_id,
+        )
+
+
 def check_approval_id(approval_id: object) -> str:
     """Return `approval_id` if it is a non-empty str.
 
@@ -72,13 +162,14 @@ def check_approval_id(approval_id: object) -> str:
     return approval_id
 
 
-def needs_approval(run: Run, call: ToolUseBlock) -> bool:
+def needs_approval(run: Run, call: ToolUseBlock, offered: Collection[str] | None) -> bool:
     """Whether `call` must wait for a human: its tool's `needs_approval`, on the model's arguments.
 
-    A call that cannot run anyway (unknown tool, arguments that are not JSON) never waits. A
-    predicate that raises is taken as a yes: when in doubt, a human decides.
+    A call that cannot run anyway (unknown tool, a tool not `offered` in the request, arguments
+    that are not JSON) never waits. A predicate that raises is taken as a yes: when in doubt, a
+    human decides.
     """
-    if call.raw_input is not None:
+    if call.raw_input is not None or (offered is not None and call.name not in offered):
         return False
     found = run.agent.toolkit.get(call.name)
     rule = getattr(found, "needs_approval", False)
@@ -125,99 +216,34 @@ async def park(
     results: Mapping[str, ToolResultBlock],
     held: Sequence[ToolUseBlock],
     stop: bool,
-) -> Phase:
+) -> None:
     """Park the batch: its message leaves memory, its waiting calls are announced; end the run."""
-    ctx = run.ctx
-    message = ctx._memory.pop()  # the response of this step: memory gets it once all is decided
+    run_id = run.ctx.run_id
+    message = run.memory.pop()  # the response of this step: memory gets it once all is decided
     assert {c.id for c in calls} <= {c.id for c in message.tool_calls}
     done = tuple(results[c.id] for c in calls if c.id in results)
-    run.parked = ParkedBatch(run_id=ctx.run_id, message=message, results=done, stop=stop)
-    run.pending = tuple(approval_for(call, ctx.run_id) for call in held)
-    await announce(run, run.pending, NEEDS_APPROVAL)
-    return run.end_step("finish")
+    run.approvals.park(
+        ParkedBatch(run_id=run_id, message=message, results=done, stop=stop),
+        tuple(approval_for(call, run_id) for call in held),
+    )
+    await announce(run, run.approvals.pending, NEEDS_APPROVAL)
+    run.end_step()
 
 
 async def announce(run: Run, approvals: Iterable[PendingApproval], reason: str) -> None:
     """Emit an `ApprovalRequestedEvent` per approval; the run then ends parked."""
-    ctx = run.ctx
-    assert run.parked is not None  # approvals belong to a parked batch (see drop_orphans)
-    run.stop_reason = "approval_pending"
-    run.reply = Msg.assistant(run.parked.message.text)
+    parked = run.approvals.parked
+    assert parked is not None  # approvals belong to a parked batch (see drop_orphans)
+    run.outcome.stop("approval_pending", Msg.assistant(parked.message.text))
     for approval in approvals:
         assert approval.tool_call is not None  # orphans were dropped (drop_orphans)
-        event = ctx._make(
+        event = run.events.make(
             ApprovalRequestedEvent,
             approval_id=approval.approval_id,
             tool_call=approval.tool_call,
             reason=reason,
         )
-        await run.publish(event)
-
-
-def drop_orphans(run: Run) -> None:
-    """Forget approvals that no parked call backs (state built by hand): they cannot resume."""
-    parked = run.parked
-    ids = {c.id for c in parked.message.tool_calls} if parked is not None else set()
-    kept = tuple(p for p in run.pending if p.tool_call_id in ids and p.tool_call is not None)
-    if len(kept) != len(run.pending):
-        dropped = [p.approval_id for p in run.pending if p not in kept]
-        logger.warning(
-            "session %r: approvals %s have no parked tool call and were dropped",
-            run.ctx.session_id,
-            dropped,
-        )
-        run.pending = kept
-
-
-def decide(run: Run, decision: Decision) -> bool:
-    """Record `decision` on the run's parked batch; True when it was the batch's last one.
-
-    Raises:
-        ApprovalError: The approval id is unknown here, or was already decided.
-    """
-    drop_orphans(run)
-    found = next((p for p in run.pending if p.approval_id == decision.approval_id), None)
-    if found is None:
-        raise _unknown(run, decision.approval_id)
-    assert run.parked is not None  # drop_orphans keeps only approvals of a parked batch
-    decided = found.model_copy(
-        update={
-            "decision": "approved" if decision.approved else "rejected",
-            "reason": None if decision.approved else decision.reason,
-        }
-    )
-    run.pending = tuple(p for p in run.pending if p is not found)
-    run.parked = run.parked.model_copy(update={"decided": (*run.parked.decided, decided)})
-    return not run.pending
-
-
-def _unknown(run: Run, approval_id: str) -> ApprovalError:
-    session_id = run.ctx.session_id
-    where = f"session {session_id!r} of agent {run.agent.name!r}"
-    decided = run.parked.decided if run.parked is not None else ()
-    for approval in decided:
-        if approval.approval_id == approval_id:
-            if run.pending:
-                then = "the batch resumes when its last one is decided"
-            else:  # all decided, yet still parked: the run that was to resume it failed
-                then = (
-                    "every call of its batch is decided, but the run that was to resume it did "
-                    "not: resume it with `await agent.call(None, session_id="
-                    f"{session_id!r})`"
-                )
-            return ApprovalError(
-                f"approval {approval_id!r} in {where} was already {approval.decision}; each "
-                f"approval is decided once, and {then}",
-                approval_id=approval_id,
-                session_id=session_id,
-            )
-    waiting = ", ".join(repr(p.approval_id) for p in run.pending) or "none"
-    return ApprovalError(
-        f"no pending approval {approval_id!r} in {where} (unknown, or already decided and "
-        f"done); the pending approvals are: {waiting}",
-        approval_id=approval_id,
-        session_id=session_id,
-    )
+        await run.events.publish(event)
 
 
 def rejected_result(call: ToolUseBlock, reason: str | None) -> ToolResultBlock:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rxagent._validate import check_int
 from rxagent.agent._support import check_output_type
-from rxagent.agent.conditions import MaxSteps, StopCondition
+from rxagent.agent.conditions import StopCondition, has_step_limit, max_steps
 from rxagent.errors import ConfigurationError, InvalidInputError
 from rxagent.messages import ImageBlock, ToolResultBlock, ToolUseBlock
 from rxagent.output import OUTPUT_STRATEGIES
@@ -85,14 +85,14 @@ def check_strategy(strategy: object) -> None:
 def stop_conditions(
     stop_when: Iterable[StopCondition | Callable[[RunContext], bool]], max_iters: int
 ) -> tuple[StopCondition | Callable[[RunContext], bool], ...]:
-    """The agent's stop conditions: `stop_when`, with `MaxSteps(max_iters)` unless it has one.
+    """The agent's stop conditions: `stop_when`, with `max_steps(max_iters)` unless it has one.
 
     Raises:
         ConfigurationError: An item that is not callable.
     """
     conditions = list(stop_when)
-    if not any(isinstance(c, MaxSteps) for c in conditions):
-        conditions.append(MaxSteps(max_iters))
+    if not has_step_limit(conditions):
+        conditions.append(max_steps(max_iters))
     for condition in conditions:
         if not callable(condition):
             raise ConfigurationError(

@@ -16,10 +16,12 @@ carrying the raw answer and the errors.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from rxagent.agent._acting import act
-from rxagent.agent.conditions import FinalAnswerMarker
+from rxagent.agent._run import UNSET
+from rxagent.agent._saving import save_checkpoint
+from rxagent.agent.conditions import marked_answer
 from rxagent.errors import ErrorCode
 from rxagent.events import ErrorEvent
 from rxagent.messages import Msg, freeze
@@ -27,18 +29,24 @@ from rxagent.output import OutputFailure, ParsedOutput
 from rxagent.state import pair_tool_calls
 
 if TYPE_CHECKING:
-    from rxagent.agent._run import Phase, Run
+    from collections.abc import Collection
+
+    from rxagent.agent._run import Run
     from rxagent.messages import ToolUseBlock
     from rxagent.output import OutputPlan
+    from rxagent.result import StopReason
 
-__all__ = ["UNSET", "check_answer", "fail_output", "final_output", "read_reply"]
-
-UNSET: Final = object()
-"""`Run.output` before a valid answer arrived."""
+__all__ = ["check_answer", "fail_output", "final_output", "read_reply"]
 
 
-async def check_answer(run: Run, response: Msg, *, final: bool) -> Phase | None:
-    """Read the answer in `response`; return the next phase, or None to act on its tool calls."""
+async def check_answer(
+    run: Run, response: Msg, *, final: bool, offered: Collection[str] | None
+) -> bool:
+    """Read the answer in `response`; False when the step goes on to act on its tool calls.
+
+    True when the step is done here: a valid answer ended the run, or an invalid one was sent
+    back to the model (then the run goes on with a new step, unless it failed).
+    """
     plan = run.ctx.output_plan
     assert plan is not None
     answers = plan.final_calls(response)
@@ -47,31 +55,27 @@ async def check_answer(run: Run, response: Msg, *, final: bool) -> Phase | None:
     if answers:
         outcome = plan.reader.read_call(answers[0])
     elif others and not final:
-        return None
+        return False
     else:
-        text = _marked_answer(run, response.text)
+        text = marked_answer(run.agent.stop_when, response.text)
         outcome = plan.reader.read_text(text if text is not None else response.text)
     if isinstance(outcome, ParsedOutput):
-        run.output = outcome.value
-        if answers or plan.reader.wrapped or _marked_answer(run, response.text) is not None:
-            run.reply = Msg.assistant(outcome.json_text)
+        marked = marked_answer(run.agent.stop_when, response.text) is not None
+        if answers or plan.reader.wrapped or marked:
+            reply = Msg.assistant(outcome.json_text)
         else:
-            run.reply = response
+            reply = response
         if answers:
-            run.stop_reason = "final_answer"
+            reason: StopReason = "final_answer"
         else:
-            run.stop_reason = "max_iters" if final else "no_tool_calls"
-        return run.end_step("finish")
-    return await _repair(run, plan, outcome, called=bool(answers), others=others, final=final)
-
-
-def _marked_answer(run: Run, text: str) -> str | None:
-    for condition in run.agent.stop_when:
-        if isinstance(condition, FinalAnswerMarker):
-            answer = condition.answer(text)
-            if answer is not None:
-                return answer
-    return None
+            reason = "max_iters" if final else "no_tool_calls"
+        run.outcome.stop(reason, reply, outcome.value)
+        run.end_step()
+        return True
+    await _repair(
+        run, plan, outcome, called=bool(answers), others=others, final=final, offered=offered
+    )
+    return True
 
 
 async def _repair(
@@ -82,18 +86,19 @@ async def _repair(
     called: bool,
     others: list[ToolUseBlock],
     final: bool,
-) -> Phase:
-    ctx = run.ctx
+    offered: Collection[str] | None,
+) -> None:
     limit = run.agent.max_output_retries
     if run.output_retries >= limit:
-        return await fail_output(run, failure)
+        await fail_output(run, failure)
+        return
     run.output_retries += 1
     message = (
         f"the answer does not validate as {_type_name(plan.output_type)}; it is sent back "
         f"to the model (repair {run.output_retries} of {limit}):\n{failure.summary()}"
     )
-    await run.publish(
-        ctx._make(
+    await run.events.publish(
+        run.events.make(
             ErrorEvent,
             code=ErrorCode.OUTPUT_INVALID,
             message=message,
@@ -103,22 +108,22 @@ async def _repair(
         )
     )
     if others and not final:  # the response's own tool calls run first, as in any step
-        if ctx._interrupt_requested:
-            return await run.interrupted("before_acting")
-        phase = await act(run, others)
-        if phase is not None:
-            return phase
-    ctx._memory = pair_tool_calls(
-        ctx._memory, "not executed: the answer was sent back to be fixed", run.memory_start
+        if run.interrupt_requested:
+            await run.interrupted("before_acting")
+            return
+        await act(run, others, offered)
+        if run.outcome.ended:
+            return
+    run.memory[:] = pair_tool_calls(
+        run.memory, "not executed: the answer was sent back to be fixed", run.memory_start
     )
-    ctx._memory.append(plan.repair_message(failure, called=called))
-    following: Phase = "final" if final else "step"
+    run.memory.append(plan.repair_message(failure, called=called))
     if run.checkpoint_steps:
-        await run.checkpoint()
-    return run.end_step(following)
+        await save_checkpoint(run)
+    run.end_step()
 
 
-async def fail_output(run: Run, failure: OutputFailure, *, ended: str | None = None) -> Phase:
+async def fail_output(run: Run, failure: OutputFailure, *, ended: str | None = None) -> None:
     """End the run with `OUTPUT_INVALID`, the raw answer and the errors."""
     plan = run.ctx.output_plan
     name = _type_name(plan.output_type if plan is not None else run.ctx.output_type)
@@ -126,20 +131,22 @@ async def fail_output(run: Run, failure: OutputFailure, *, ended: str | None = N
     after = f" after {repairs} repair{'s' if repairs != 1 else ''}" if repairs else ""
     if ended is not None:
         after += f" (the run ended by {ended!r}, so it was read from the reply)"
-    phase = await run.fail(
+    await run.fail(
         ErrorCode.OUTPUT_INVALID,
         f"the answer does not validate as {name}{after}:\n{failure.summary()}",
         source="output",
     )
     record_failure(run, failure)
-    return phase
 
 
 def record_failure(run: Run, failure: OutputFailure) -> None:
     """Attach the raw answer and the errors to the run's `OUTPUT_INVALID` error."""
-    if run.error is not None and run.error.code is ErrorCode.OUTPUT_INVALID:
-        run.error = run.error.model_copy(
-            update={"raw_output": failure.raw, "output_errors": freeze(failure.errors)}
+    error = run.outcome.error
+    if error is not None and error.code is ErrorCode.OUTPUT_INVALID:
+        run.outcome.fail(
+            error.model_copy(
+                update={"raw_output": failure.raw, "output_errors": freeze(failure.errors)}
+            )
         )
 
 
@@ -157,12 +164,12 @@ async def final_output(run: Run, reply: Msg) -> Any:
     A run that ended before an answer was read (a hook's `stop`, a stop condition) reads its
     reply; no repair is possible any more.
     """
-    if run.output is not UNSET:
-        return run.output
+    if run.outcome.output is not UNSET:
+        return run.outcome.output
     outcome = read_reply(run, reply)
     if isinstance(outcome, ParsedOutput):
         return outcome.value
-    await fail_output(run, outcome, ended=run.stop_reason)
+    await fail_output(run, outcome, ended=run.outcome.stop_reason)
     return None
 
 

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Final
 
 from rxagent._fast import trusted
 from rxagent.agent._acting import (
-    _close_open_calls,
-    _outcome,
-    _post_acting,
-    _pre_acting,
-    _run_inline,
-    _start_tool,
-    _wait_for,
+    close_open_calls,
+    post_acting,
+    pre_acting,
+    run_inline,
+    start_tool,
+    tool_outcome,
 )
 from rxagent.agent._approval import (
     Decision,
@@ -32,15 +31,14 @@ from rxagent.agent._approval import (
     approval_for,
     args_hash,
     call_key,
-    decide,
-    drop_orphans,
     rejected_result,
 )
+from rxagent.agent._saving import save_state
 from rxagent.errors import AgentRunError, HookFailedError, Reject, UnknownRunError
 from rxagent.messages import Msg, ToolResultBlock
 
 if TYPE_CHECKING:
-    from rxagent.agent._run import Phase, Run
+    from rxagent.agent._run import Run
     from rxagent.messages import ToolUseBlock
     from rxagent.state import PendingApproval
     from rxagent.tools import ToolOutcome
@@ -58,23 +56,29 @@ LOST: Final = (
 NO_DECISION: Final = "not executed: the saved state holds no decision for this call"
 
 
-async def continue_parked(run: Run) -> Phase | None:
+async def continue_parked(run: Run) -> None:
     """After PreCall on a parked session: resume its batch, or announce what still waits.
 
-    Returns the phase to go to when the run ends here (parked again, interrupted, stopped),
-    else None: the batch is in memory and the run goes on.
+    The run ends here (`run.outcome.ended`) when the batch parks again, an interrupt arrived
+    or a hook asked to stop, or when decisions are still missing; otherwise the batch is in
+    memory and the run goes on.
     """
-    drop_orphans(run)
-    if run.parked is None:
-        return None
-    if run.inputs and run.pending:
+    approvals = run.approvals
+    approvals.drop_orphans(run.ctx.session_id)
+    if approvals.parked is None:
+        return
+    if run.inputs and approvals.pending:
         reason = _text_of(run.inputs)
-        for approval in run.pending:
-            decide(run, Decision(approval.approval_id, approved=False, reason=reason))
-    if run.pending:  # no new message, and decisions still missing
-        await announce(run, run.pending, STILL_WAITING)
-        return "finish"
-    return await _resume(run)
+        for approval in approvals.pending:
+            approvals.decide(
+                Decision(approval.approval_id, approved=False, reason=reason),
+                agent=run.agent.name,
+                session_id=run.ctx.session_id,
+            )
+    if approvals.pending:  # no new message, and decisions still missing
+        await announce(run, approvals.pending, STILL_WAITING)
+        return
+    await _resume(run)
 
 
 def _text_of(inputs: tuple[Msg, ...]) -> str:
@@ -82,9 +86,8 @@ def _text_of(inputs: tuple[Msg, ...]) -> str:
     return text or "a new message was sent instead of a decision"
 
 
-async def _resume(run: Run) -> Phase | None:
-    ctx = run.ctx
-    parked = run.parked
+async def _resume(run: Run) -> None:
+    parked = run.approvals.parked
     assert parked is not None
     results = {r.id: r for r in parked.results}
     decided = {p.tool_call_id: p for p in parked.decided}
@@ -103,27 +106,26 @@ async def _resume(run: Run) -> Phase | None:
         else:
             todo.append((call, approval))
     changed: dict[str, ToolUseBlock] = {}
-    ctx._key_origin = parked.run_id
+    run.key_origin = parked.run_id
     try:
         stop = await _act_approved(run, todo, results, changed) or parked.stop
     except (AgentRunError, HookFailedError, Reject):  # the run fails in the middle of the batch
-        await _close_open_calls(run, results)
+        await close_open_calls(run, results)
         _close(run, results)
         raise
     except BaseException:  # cancelled: what did not finish is paired when the run is abandoned
         _close(run, results)
         raise
     finally:
-        ctx._key_origin = ctx.run_id
-    if changed and not ctx._interrupt_requested:
-        return await _park_again(run, results, changed, stop)
-    _close(run, results)
-    if ctx._interrupt_requested:
-        return await run.interrupted("after_tool")
-    if stop:
-        run.stop_reason = "hook_stop"
-        return "finish"
-    return None
+        run.key_origin = run.ctx.run_id
+    if changed and not run.interrupt_requested:
+        await _park_again(run, results, changed, stop)
+    else:
+        _close(run, results)
+        if run.interrupt_requested:
+            await run.interrupted("after_tool")
+        elif stop:
+            run.outcome.stop("hook_stop")
 
 
 async def _act_approved(
@@ -138,9 +140,9 @@ async def _act_approved(
     waiting = []
     stop = False
     for call, approval in todo:
-        if run.ctx._interrupt_requested:
+        if run.interrupt_requested:
             break
-        checked = await _pre_acting(run, call)
+        checked = await pre_acting(run, call)
         ready: ToolOutcome | ToolResultBlock
         if isinstance(checked, ToolResultBlock):  # refused by a hook, or interrupted
             effective, ready = call, checked
@@ -150,22 +152,22 @@ async def _act_approved(
         else:
             effective = checked
             await _mark_started(run, effective)
-            if run.ctx.interrupted:  # asked to stop while the start was saved
+            if run.stopping():  # asked to stop while the start was saved
                 ready = _error(effective, "interrupted")
             elif parallel:
-                waiting.append((effective, _start_tool(run, effective)))
+                waiting.append((effective, start_tool(run, effective, None)))
                 continue
             else:
-                ready = await _run_inline(run, effective)
+                ready = await run_inline(run, effective, None)
         if parallel:
             waiting.append((effective, ready))
         else:
-            stop = await _post_acting(run, effective, ready, results) or stop
+            stop = await post_acting(run, effective, ready, results) or stop
     for call, item in waiting:
         if isinstance(item, asyncio.Task):
-            await _wait_for(run, item)
-            item = _outcome(run, call, item)
-        stop = await _post_acting(run, call, item, results) or stop
+            await run.events.wait_for(item)
+            item = tool_outcome(run, call, item)
+        stop = await post_acting(run, call, item, results) or stop
     for call_id in changed:  # that PostActing closed the pair; the call has no result yet
         results.pop(call_id, None)
     return stop
@@ -177,12 +179,11 @@ async def _mark_started(run: Run, call: ToolUseBlock) -> None:
     Raises:
         UnknownRunError: The store failed; the call does not start, and the run fails.
     """
-    parked = run.parked
+    parked = run.approvals.parked
     assert parked is not None
-    key = call_key(parked.run_id, call.id)
-    run.parked = parked.model_copy(update={"started": (*parked.started, key)})
+    run.approvals.mark_started(call_key(parked.run_id, call.id))
     try:
-        await run.save_state()
+        await save_state(run)
     except Exception as exc:
         raise UnknownRunError(
             f"could not save that the approved call {call.id!r} starts ({type(exc).__name__}: "
@@ -196,35 +197,33 @@ async def _park_again(
     results: dict[str, ToolResultBlock],
     changed: dict[str, ToolUseBlock],
     stop: bool,
-) -> Phase:
+) -> None:
     """Some approved arguments were changed by hooks: those calls wait for approval again."""
-    parked = run.parked
+    parked = run.approvals.parked
     assert parked is not None
     calls = parked.message.tool_calls
     again = tuple(approval_for(changed[c.id], parked.run_id) for c in calls if c.id in changed)
-    run.parked = parked.model_copy(
+    batch = parked.model_copy(
         update={
             "results": tuple(results[c.id] for c in calls if c.id in results),
             "decided": (),
             "stop": stop,
         }
     )
-    run.pending = again
+    run.approvals.park(batch, again)
     await announce(run, again, CHANGED)
-    return "finish"
 
 
 def _close(run: Run, results: dict[str, ToolResultBlock]) -> None:
     """The batch is done: its message, then one result per call in call order, go to memory."""
-    parked = run.parked
+    parked = run.approvals.parked
     assert parked is not None
-    memory = run.ctx._memory
+    memory = run.memory
     memory.append(parked.message)
     for call in parked.message.tool_calls:
         if call.id in results:
             memory.append(trusted(Msg, role="tool", content=(results[call.id],)))
-    run.parked = None
-    run.pending = ()
+    run.approvals.clear()
 
 
 def _error(call: ToolUseBlock, text: str) -> ToolResultBlock:

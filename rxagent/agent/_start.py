@@ -14,7 +14,6 @@ from rxagent.agent._support import (
     resolve_model,
     running_loop,
 )
-from rxagent.context import RunContext
 from rxagent.errors import ConfigurationError, SessionBusyError
 
 if TYPE_CHECKING:
@@ -81,19 +80,19 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         has_tools=(bool(len(agent.toolkit)) or bool(agent.toolkit.toolsets))
         and agent.max_tool_calls != 0,
     )
-    ctx = RunContext(
-        agent=agent.name,
+    run = Run(
+        agent,
+        inputs,
         session_id=session_id,
         model=chat_model,
         options=run_options,
         deps=coerce_deps(args.deps),
         output_type=output_type,
-        path=(agent.name,),
-        loop=loop,
         output_plan=plan,
+        loop=loop,
+        gate=gate,
+        decision=args.decision,
     )
-    run = Run(agent, ctx, inputs, gate=gate, queue=args.queue)
-    run.decision = args.decision
     if tail is not None:
         run.predecessor = tail
     agent._runs.tails[session_id] = run

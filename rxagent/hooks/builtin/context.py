@@ -367,9 +367,9 @@ class ContextWindow(BaseHook):
         window = self.window_for(name, model)
         messages = event.messages
         if self.max_turns is None and self.max_tool_result_tokens is None:
-            built = ctx._request_bound if ctx is not None else None
-            if built is not None and built[0] is messages:  # the request as the run built it
-                bound = built[1] + tools_bound(event.tools)
+            known = ctx.request_bound(messages) if ctx is not None else None
+            if known is not None:  # the request as the run built it
+                bound = known + tools_bound(event.tools)
             else:  # hooks before this one changed it: bound it here
                 bound = request_bound(messages, event.tools)
             if bound <= window - self._max_output(window, event.options, model)[0]:
