@@ -10,8 +10,6 @@ What it measures, side by side in one process, in interleaved rounds:
   hooks and no Rx. The difference is the framework's per-step overhead.
 - **ReasoningChunk throughput** (chunks/s) through the whole pipeline to a subscriber, with 0 and
   5 hooks, against draining the model's stream alone.
-- **phase chaining**: `expand_sequentially` against `just(x).pipe(expand(...), concat_map(...))`,
-  the cost per phase of the Rx operator that chains a run's steps.
 
 Times are the process's CPU time (`time.process_time`): the model has no latency, so a run is
 pure CPU work, and CPU time is not inflated when other processes take the cores. Absolute numbers
@@ -32,14 +30,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import reactivex
-from reactivex import Observable, abc
-from reactivex import operators as ops
-from reactivex.disposable import Disposable
-from reactivex.subject import AsyncSubject
-
 from rxagent import Msg, ReActAgent, ReasoningChunkEvent, hook, tool
-from rxagent.agent._operators import expand_sequentially
 from rxagent.models import ModelOptions, ResponseBuilder
 from rxagent.testing import ScriptedModel, tool_call
 from rxagent.tools import Toolkit
@@ -191,75 +182,9 @@ async def chunk_throughput(chunks: int, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-def _phase(body: Callable[[abc.ObserverBase[int]], None]) -> Observable[int]:
-    def subscribe(observer: abc.ObserverBase[int], scheduler: Any = None) -> abc.DisposableBase:
-        async def run() -> None:
-            body(observer)
-
-        asyncio.get_running_loop().create_task(run())
-        return Disposable()
-
-    return Observable(subscribe)
-
-
-async def phase_chaining(phases: int, rounds: int) -> dict[str, float]:
-    """Median µs per phase for the two ways of chaining phases that each run in a task."""
-
-    async def fused() -> float:
-        left = phases
-
-        def body(observer: abc.ObserverBase[int]) -> None:
-            observer.on_next(1)
-            observer.on_completed()
-
-        def following() -> Observable[int] | None:
-            nonlocal left
-            left -= 1
-            return _phase(body) if left > 0 else None
-
-        done = asyncio.get_running_loop().create_future()
-        start = clock()
-        expand_sequentially(_phase(body), following).subscribe(
-            on_completed=lambda: done.set_result(None)
-        )
-        await done
-        return (clock() - start) / phases * 1e6
-
-    async def expand_concat_map() -> float:
-        class Spec:
-            def __init__(self, left: int) -> None:
-                self.left = left
-                self.next: AsyncSubject[Spec] = AsyncSubject()
-
-                def body(observer: abc.ObserverBase[int]) -> None:
-                    observer.on_next(1)
-                    observer.on_completed()
-                    if self.left > 1:
-                        self.next.on_next(Spec(self.left - 1))
-                    self.next.on_completed()
-
-                self.events = _phase(body)
-
-        done = asyncio.get_running_loop().create_future()
-        start = clock()
-        reactivex.just(Spec(phases)).pipe(
-            ops.expand(lambda s: s.next),
-            ops.concat_map(lambda s: s.events),  # type: ignore[attr-defined]
-        ).subscribe(on_completed=lambda: done.set_result(None))
-        await done
-        return (clock() - start) / phases * 1e6
-
-    samples: dict[str, list[float]] = {"expand_sequentially": [], "expand+concat_map": []}
-    for _ in range(rounds):
-        samples["expand_sequentially"].append(await fused())
-        samples["expand+concat_map"].append(await expand_concat_map())
-    return {k: statistics.median(v) for k, v in samples.items()}
-
-
 def report(results: dict[str, Any]) -> str:
     step = results["per_step_us"]
     chunk = results["chunks_per_s"]
-    phase = results["phase_us"]
     lines = [
         f"rxagent overhead benchmark: Python {platform.python_version()}, {platform.machine()}",
         "",
@@ -278,10 +203,6 @@ def report(results: dict[str, Any]) -> str:
         f"  model stream alone     {chunk['model']:10.0f}",
         f"  rxagent, no hooks      {chunk['0']:10.0f}   x{chunk['0'] / chunk['model']:.3f}",
         f"  rxagent, 5 hooks       {chunk['5']:10.0f}   x{chunk['5'] / chunk['model']:.3f}",
-        "",
-        "Chaining one phase (median µs):",
-        f"  expand_sequentially    {phase['expand_sequentially']:8.1f}",
-        f"  expand + concat_map    {phase['expand+concat_map']:8.1f}",
     ]
     return "\n".join(lines)
 
@@ -309,7 +230,6 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "steps": args.steps,
         "per_step_us": await per_step(args.steps, args.runs, args.rounds),
         "chunks_per_s": await chunk_throughput(args.chunks, args.rounds),
-        "phase_us": await phase_chaining(500 if args.quick else 2000, args.rounds),
     }
 
 

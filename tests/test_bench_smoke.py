@@ -23,7 +23,7 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert module.main(["--quick", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "raw loop (floor)" in text
-    assert "expand_sequentially" in text
+    assert "ReasoningChunk throughput" in text
     assert out.read_text().startswith("{")
 
 
