@@ -1,4 +1,4 @@
-"""The five provider clients as the client conformance suite sees them.
+"""The five provider clients as the client conformance suite sees them, and its shared helpers.
 
 Each `Provider` says how to build the client against its fake server and what its wire can
 carry (tool call ids, cached tokens, the frames a stream sends before content), and reads back
@@ -11,12 +11,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rxagent.messages import Msg
 from rxagent.models import (
     AnthropicChatModel,
     DashScopeChatModel,
     GeminiChatModel,
+    ModelDelta,
+    ModelOptions,
     OllamaChatModel,
     OpenAIChatModel,
+    TextDelta,
     Usage,
 )
 from rxagent.models._http import HTTPChatModel
@@ -33,6 +37,9 @@ from rxagent.testing.providers._base import ScriptItem
 
 KEY: Final = "sk-test-0123456789abcdef"
 """The API key every client is built with (long enough to be redacted wherever it shows)."""
+SLOW: Final = 10.0
+"""A first byte that does not come within any test's timeout (the fake server ends the wait
+when the client goes away)."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +64,10 @@ class Provider:
     """The header, name and value, that carries an API key."""
     tool_names: Callable[[Any], list[str]]
     """The tools a request body declares."""
-    tool_results: Callable[[Any], list[str]]
-    """The tool results a request body sends back, in order."""
+    sent_calls: Callable[[Any], list[tuple[str | None, str]]]
+    """The tool calls (id, name) of the assistant turns a request body sends back, in order."""
+    tool_results: Callable[[Any], list[tuple[str | None, str]]]
+    """The tool results (id of the call answered, text) a request body sends back, in order."""
 
     def server(self, turns: Sequence[ScriptItem] = (), **kwargs: Any) -> FakeProviderServer:
         """The fake server, scripted with `turns` (`chunk_size=...` and faults as usual)."""
@@ -78,8 +87,33 @@ def _function_names(tools: Any) -> list[str]:
     return [t["function"]["name"] for t in tools]
 
 
-def _role_tool(messages: Any) -> list[str]:
-    return [m["content"] for m in messages if m["role"] == "tool"]
+def _chat_calls(messages: Any) -> list[tuple[str | None, str]]:
+    """Calls in OpenAI-style assistant messages (OpenAI, DashScope, Ollama)."""
+    return [
+        (call.get("id"), call["function"]["name"])
+        for m in messages
+        if m["role"] == "assistant"
+        for call in m.get("tool_calls") or ()
+    ]
+
+
+def _chat_results(messages: Any) -> list[tuple[str | None, str]]:
+    """Results in OpenAI-style `tool` messages (OpenAI, DashScope, Ollama)."""
+    return [(m.get("tool_call_id"), m["content"]) for m in messages if m["role"] == "tool"]
+
+
+def _anthropic_parts(body: Any, kind: str) -> list[Any]:
+    return [
+        part
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for part in m["content"]
+        if part["type"] == kind
+    ]
+
+
+def _gemini_parts(body: Any, kind: str) -> list[Any]:
+    return [part[kind] for content in body["contents"] for part in content["parts"] if kind in part]
 
 
 OPENAI: Final = Provider(
@@ -98,7 +132,8 @@ OPENAI: Final = Provider(
     rate_limit_code="rate_limit_exceeded",
     key_header=_bearer,
     tool_names=lambda body: _function_names(body["tools"]),
-    tool_results=lambda body: _role_tool(body["messages"]),
+    sent_calls=lambda body: _chat_calls(body["messages"]),
+    tool_results=lambda body: _chat_results(body["messages"]),
 )
 
 ANTHROPIC: Final = Provider(
@@ -119,12 +154,9 @@ ANTHROPIC: Final = Provider(
     rate_limit_code="rate_limit_error",
     key_header=lambda key: ("x-api-key", key),
     tool_names=lambda body: [t["name"] for t in body["tools"]],
+    sent_calls=lambda body: [(p["id"], p["name"]) for p in _anthropic_parts(body, "tool_use")],
     tool_results=lambda body: [
-        part["content"]
-        for m in body["messages"]
-        if isinstance(m["content"], list)
-        for part in m["content"]
-        if part["type"] == "tool_result"
+        (p["tool_use_id"], p["content"]) for p in _anthropic_parts(body, "tool_result")
     ],
 )
 
@@ -150,7 +182,8 @@ DASHSCOPE: Final = Provider(
     rate_limit_code="Throttling.RateQuota",
     key_header=_bearer,
     tool_names=lambda body: _function_names(body["parameters"]["tools"]),
-    tool_results=lambda body: _role_tool(body["input"]["messages"]),
+    sent_calls=lambda body: _chat_calls(body["input"]["messages"]),
+    tool_results=lambda body: _chat_results(body["input"]["messages"]),
 )
 
 GEMINI: Final = Provider(
@@ -169,11 +202,12 @@ GEMINI: Final = Provider(
     rate_limit_code="RESOURCE_EXHAUSTED",
     key_header=lambda key: ("x-goog-api-key", key),
     tool_names=lambda body: [d["name"] for t in body["tools"] for d in t["functionDeclarations"]],
+    sent_calls=lambda body: [
+        (call.get("id"), call["name"]) for call in _gemini_parts(body, "functionCall")
+    ],
     tool_results=lambda body: [
-        part["functionResponse"]["response"]["result"]
-        for content in body["contents"]
-        for part in content["parts"]
-        if "functionResponse" in part
+        (answer.get("id"), answer["response"]["result"])
+        for answer in _gemini_parts(body, "functionResponse")
     ],
 )
 
@@ -189,7 +223,21 @@ OLLAMA: Final = Provider(
     rate_limit_code=None,
     key_header=_bearer,
     tool_names=lambda body: _function_names(body["tools"]),
-    tool_results=lambda body: _role_tool(body["messages"]),
+    sent_calls=lambda body: _chat_calls(body["messages"]),
+    tool_results=lambda body: _chat_results(body["messages"]),
 )
 
 PROVIDERS: Final = (OPENAI, ANTHROPIC, DASHSCOPE, GEMINI, OLLAMA)
+
+
+async def collect(model: HTTPChatModel, seen: list[ModelDelta] | None = None) -> list[ModelDelta]:
+    """The deltas of one streamed request; into `seen` as they come, when given."""
+    deltas = seen if seen is not None else []
+    async for delta in model.stream([Msg.user("hi")], [], ModelOptions()):
+        deltas.append(delta)
+    return deltas
+
+
+def texts(deltas: list[ModelDelta]) -> list[str]:
+    """The text fragments among `deltas`, in order."""
+    return [d.text for d in deltas if isinstance(d, TextDelta)]
