@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import json
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -353,7 +354,20 @@ def test_tool_parameters_are_computed_once_per_schema_and_shared_read_only() -> 
     assert body_of([Msg.user("x")], [ADD])["tools"][0]["function"]["name"] == "add"
 
 
+def freed_when_dropped(make: Callable[[], object]) -> bool:
+    """Whether an object from `make` is freed by its last reference going, with no collector run.
+
+    The two tests below drop each object once it is sent and make the next one: CPython often
+    builds it in the freed memory, with the same `id()`, which a cache looking up `id()` alone
+    would answer with the dropped object's value. That needs the objects freed at once, by
+    reference counting, not left in a reference cycle for `gc.collect()`.
+    """
+    ref = weakref.ref(make())
+    return ref() is None
+
+
 def test_each_schema_object_gets_its_own_parameters_even_when_an_old_one_is_gone() -> None:
+    assert freed_when_dropped(lambda: ToolSchema(name="t", parameters={"type": "object"}))
     for n in range(50):  # new schemas, the old ones dropped: a reused id() must not match
         schema = ToolSchema(
             name="t", parameters={"type": "object", "properties": {f"p{n}": {"type": "string"}}}
@@ -361,7 +375,6 @@ def test_each_schema_object_gets_its_own_parameters_even_when_an_old_one_is_gone
         sent = body_of([Msg.user("x")], [schema])["tools"][0]["function"]["parameters"]
         assert list(sent["properties"]) == [f"p{n}"]
         del schema, sent
-        gc.collect()
     copied = ADD.model_copy(update={"parameters": FrozenDict({"type": "object"})})
     assert body_of([Msg.user("x")], [copied])["tools"][0]["function"]["parameters"] == {
         "type": "object"
@@ -378,12 +391,12 @@ def test_tool_call_arguments_are_written_once_per_block() -> None:
     changed = block.model_copy(update={"input": FrozenDict({"a": 2})})  # same id, new input
     wire = body_of([Msg.assistant([changed])])["messages"][0]["tool_calls"][0]["function"]
     assert wire["arguments"] == '{"a": 2}'
+    assert freed_when_dropped(lambda: call("c1", "add", n=-1))
     for n in range(50):  # blocks dropped and made again: each one's own input
         fresh = call("c1", "add", n=n)
         sent = body_of([Msg.assistant([fresh])])["messages"][0]["tool_calls"][0]["function"]
         assert sent["arguments"] == f'{{"n": {n}}}'
         del fresh
-        gc.collect()
 
 
 def test_a_tool_call_whose_input_is_a_plain_dict_is_not_cached() -> None:

@@ -87,7 +87,7 @@ class Fault:
     drop_after: int | None = None
     """Drop the connection after this many chunks."""
     first_byte_delay: float = 0.0
-    """Seconds to wait before answering at all."""
+    """Seconds to wait before answering at all (cut short when the client goes away)."""
     consume_turn: bool = False
     """Whether the failed request uses up the turn it would have played (default: no, so a
     retried request gets the same turn)."""
@@ -338,7 +338,11 @@ class FakeProviderServer:
         """Listen on 127.0.0.1 on a free port."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.add_routes(self.routes())
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # A request whose client has gone (a timeout, a cancelled call) is cancelled, as a real
+        # server stops the work, so a `first_byte_delay` does not hold up `stop()` until it ends.
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, handler_cancellation=True
+        )
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
