@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypedDict
 
 import aiohttp
 
-from rxagent import __version__
+from rxagent._version import __version__
 from rxagent._fast import trusted
 from rxagent.errors import AgentRunError, ConfigurationError, ErrorCode
 from rxagent.formatters.base import (

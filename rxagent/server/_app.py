@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
 
+from rxagent._version import __version__
 from rxagent.errors import ConfigurationError
 from rxagent.server._auth import AuthSpec, KeyRing
 from rxagent.server._core import SERVER_KEY, ServerConfig, ServerContext
@@ -259,8 +260,6 @@ def create_app(
     setup_openai_routes(app)
     setup_ui_routes(app)
     extra_paths: dict[str, Any] = {**openai_paths(), **ui_paths()}
-    from rxagent import __version__
-
     document = openapi_document(extra_paths, version=__version__, auth=keys is not None)
     app[_OPENAPI] = json.dumps(document)
     if config.cors_origins:  # CORS is off by default: no per-request work for it then
