@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rxagent._fast",
         "rxagent._lazy",
         "rxagent._validate",
+        "rxagent._version",
         "rxagent.context",
         "rxagent.errors",
         "rxagent.events",

@@ -285,7 +285,7 @@ def parse_stream(formatter: Formatter[E], events: Iterable[E]) -> Iterator[Model
         ```python
         from rxagent.formatters.base import parse_stream
         from rxagent.formatters.openai import OpenAIFormatter
-        from rxagent.models.framing import SSEDecoder
+        from rxagent.formatters.framing import SSEDecoder
 
         raw = (
             b'data: {"id":"1","object":"chat.completion.chunk","created":0,"model":"m",'

@@ -21,6 +21,7 @@ from rxagent.formatters.anthropic import (
     AnthropicFormatter,
     AnthropicStreamParser,
 )
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.messages import (
     ImageBlock,
     Msg,
@@ -40,7 +41,6 @@ from rxagent.models.base import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.framing import SSEDecoder, SSEEvent
 
 F = AnthropicFormatter()
 ADD = ToolSchema(

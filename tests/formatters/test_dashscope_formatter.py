@@ -22,6 +22,7 @@ from rxagent.formatters.dashscope import (
     DashScopeFormatter,
     is_multimodal_model,
 )
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.messages import (
     ImageBlock,
     Msg,
@@ -39,7 +40,6 @@ from rxagent.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
-from rxagent.models.framing import SSEDecoder, SSEEvent
 
 F = DashScopeFormatter()
 VL = DashScopeFormatter(multimodal=True)

@@ -17,6 +17,7 @@ from rxagent.errors import (
     RateLimitedError,
 )
 from rxagent.formatters.base import response_to_deltas
+from rxagent.formatters.framing import NDJSONDecoder
 from rxagent.formatters.ollama import TOOL_ERROR_PREFIX, OllamaFormatter
 from rxagent.messages import (
     ImageBlock,
@@ -38,7 +39,6 @@ from rxagent.models import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.framing import NDJSONDecoder
 
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"

@@ -18,6 +18,7 @@ from rxagent.errors import (
     RateLimitedError,
 )
 from rxagent.events import ErrorEvent, PostCallEvent, ReasoningChunkEvent, RetryEvent
+from rxagent.formatters.framing import SSEDecoder
 from rxagent.messages import Block, ImageBlock, Msg, TextBlock
 from rxagent.models import (
     DashScopeChatModel,
@@ -31,7 +32,6 @@ from rxagent.models import (
 )
 from rxagent.models.base import ModelDelta
 from rxagent.models.dashscope import INTL_BASE_URL
-from rxagent.models.framing import SSEDecoder
 from rxagent.models.retry import RetryPolicy
 from rxagent.testing import RecordingSleep, text, thinking, tool_call
 from rxagent.testing.providers import FakeDashScopeServer, Fault, Reply

@@ -20,7 +20,7 @@ from rxagent.formatters.anthropic._inverse import parse_request
 from rxagent.formatters.anthropic._request import format_request
 from rxagent.formatters.anthropic._response import AnthropicStreamParser, parse_response
 from rxagent.formatters.base import BaseFormatter, Capabilities
-from rxagent.models.framing import SSEEvent
+from rxagent.formatters.framing import SSEEvent
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

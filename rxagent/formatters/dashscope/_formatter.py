@@ -18,7 +18,7 @@ from rxagent.formatters.dashscope._response import (
     parse_response,
     response_deltas,
 )
-from rxagent.models.framing import SSEEvent
+from rxagent.formatters.framing import SSEEvent
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

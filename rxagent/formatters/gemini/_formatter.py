@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rxagent.formatters.base import BaseFormatter, Capabilities
+from rxagent.formatters.framing import SSEEvent
 from rxagent.formatters.gemini._errors import error_from_status
 from rxagent.formatters.gemini._inverse import read_request
 from rxagent.formatters.gemini._request import build_body, model_parts
 from rxagent.formatters.gemini._response import GeminiStreamParser, parse_response
-from rxagent.models.framing import SSEEvent
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -11,6 +11,7 @@ from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from rxagent.formatters.base import BaseFormatter, Capabilities, OutputMode, SchemaDialect
+from rxagent.formatters.framing import SSEEvent
 from rxagent.formatters.openai._errors import error_from_status
 from rxagent.formatters.openai._inverse import read_request
 from rxagent.formatters.openai._request import build_body
@@ -19,7 +20,6 @@ from rxagent.formatters.openai._response import (
     completion_deltas,
     parse_completion,
 )
-from rxagent.models.framing import SSEEvent
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

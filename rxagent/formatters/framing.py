@@ -11,7 +11,7 @@ most one incomplete line and one incomplete event are held in memory.
 
 Example:
     ```python
-    from rxagent.models.framing import SSEDecoder
+    from rxagent.formatters.framing import SSEDecoder
 
     decoder = SSEDecoder()
     assert decoder.feed(b"event: ping\ndata: {}\n") == []
@@ -63,7 +63,7 @@ class SSEEvent:
 
     Example:
         ```python
-        from rxagent.models.framing import SSEDecoder, SSEEvent
+        from rxagent.formatters.framing import SSEDecoder, SSEEvent
 
         [event] = SSEDecoder().feed(b"id:1\nevent:result\n:HTTP_STATUS/200\ndata:{}\n\n")
         assert event == SSEEvent(event="result", data="{}", id="1", comments=("HTTP_STATUS/200",))
@@ -175,7 +175,7 @@ class SSEDecoder:
 
     Example:
         ```python
-        from rxagent.models.framing import SSEDecoder
+        from rxagent.formatters.framing import SSEDecoder
 
         decoder = SSEDecoder()
         body = "data: 1\r\ndata: €\r\n\r\ndata: tail".encode()
@@ -216,7 +216,7 @@ class SSEDecoder:
 
         Example:
             ```python
-            from rxagent.models.framing import SSEDecoder
+            from rxagent.formatters.framing import SSEDecoder
 
             decoder = SSEDecoder()
             assert decoder.feed(b"data:{\"a\"") == []
@@ -250,7 +250,7 @@ class SSEDecoder:
 
         Example:
             ```python
-            from rxagent.models.framing import SSEDecoder
+            from rxagent.formatters.framing import SSEDecoder
 
             decoder = SSEDecoder()
             assert decoder.feed(b"event: done\ndata: bye") == []
@@ -318,7 +318,7 @@ class NDJSONDecoder:
 
     Example:
         ```python
-        from rxagent.models.framing import NDJSONDecoder
+        from rxagent.formatters.framing import NDJSONDecoder
 
         decoder = NDJSONDecoder()
         assert decoder.feed(b'{"done": false}\r\n\n{"do') == [{"done": False}]
@@ -343,7 +343,7 @@ class NDJSONDecoder:
         Example:
             ```python
             from rxagent.errors import ProviderError
-            from rxagent.models.framing import NDJSONDecoder
+            from rxagent.formatters.framing import NDJSONDecoder
 
             try:
                 NDJSONDecoder().feed(b"<html>Bad Gateway</html>\n")
@@ -360,7 +360,7 @@ class NDJSONDecoder:
 
         Example:
             ```python
-            from rxagent.models.framing import NDJSONDecoder
+            from rxagent.formatters.framing import NDJSONDecoder
 
             decoder = NDJSONDecoder()
             assert decoder.feed(b"[1, 2]") == []
@@ -391,7 +391,7 @@ def is_done(event: SSEEvent) -> bool:
 
     Example:
         ```python
-        from rxagent.models.framing import SSEDecoder, is_done
+        from rxagent.formatters.framing import SSEDecoder, is_done
 
         events = SSEDecoder().feed(b'data: {"choices": []}\n\ndata: [DONE]\n\n')
         assert [is_done(e) for e in events] == [False, True]
@@ -432,7 +432,7 @@ async def iter_sse(
         ```python
         import asyncio
 
-        from rxagent.models.framing import iter_sse
+        from rxagent.formatters.framing import iter_sse
 
 
         async def body():
@@ -464,7 +464,7 @@ async def iter_ndjson(
         ```python
         import asyncio
 
-        from rxagent.models.framing import iter_ndjson
+        from rxagent.formatters.framing import iter_ndjson
 
 
         async def body():

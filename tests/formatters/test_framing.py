@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent.errors import ProviderError
-from rxagent.models.framing import (
+from rxagent.formatters.framing import (
     NDJSONDecoder,
     SSEDecoder,
     SSEEvent,
