@@ -780,10 +780,7 @@ def test_non_json_error_bodies_still_give_typed_errors(
 def test_capabilities_are_truthful(fmt: OllamaFormatter) -> None:
     caps = fmt.capabilities
     assert caps.supports_tools
-    assert caps.supports_thinking
     assert caps.supports_vision
-    assert caps.supports_parallel_tools
     assert caps.supports_json_schema
-    assert caps.supports_tool_result_images
     assert not caps.supports_tool_choice_required
     assert fmt.provider == "ollama"
