@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable, Mapping
 
-    from rxagent.output import OutputPlan  # the type only: output sits above core
-
 __all__ = ["NOT_FOUND", "RunContext", "current_run", "current_run_or_none", "find_dependency"]
 
 T = TypeVar("T")
@@ -168,7 +166,7 @@ class RunContext:
         output_type: object | None,
         path: tuple[str, ...],
         loop: asyncio.AbstractEventLoop,
-        output_plan: OutputPlan | None = None,
+        output_plan: Any = None,  # an rxagent.output.OutputPlan: output sits above core
     ) -> None:
         self.agent = agent
         self.session_id = session_id
