@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from rxagent._lazy import lazy_exports
+from rxagent._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from rxagent.agent import AgentError as AgentError
@@ -76,8 +77,6 @@ if TYPE_CHECKING:
     from rxagent.tools import Toolkit as Toolkit
     from rxagent.tools import ToolOutcome as ToolOutcome
     from rxagent.tools import tool as tool
-
-__version__ = "0.1.0"
 
 # Names are imported on first use, so `import rxagent` (and the pytest plugin, which lives
 # in rxagent.testing) stays cheap; type checkers and docs see the imports above.

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Mapping
 
-    from rxagent.output import OutputPlan  # the type only: output sits above core
-
 __all__ = [
     "NOT_FOUND",
     "RunContext",
@@ -212,7 +210,7 @@ class RunContext:
         path: tuple[str, ...],
         loop: asyncio.AbstractEventLoop,
         engine: RunEngine,
-        output_plan: OutputPlan | None = None,
+        output_plan: Any = None,  # an rxagent.output.OutputPlan: output sits above core
     ) -> None:
         self.agent = agent
         self.session_id = session_id

@@ -209,7 +209,7 @@ async def _load_memory(run: Run) -> None:
             raise UnknownRunError(
                 f"the sys_prompt function raised {type(exc).__name__}: {exc}", source="sys_prompt"
             ) from exc
-    plan = run.ctx.output_plan
+    plan = run.output_plan
     if plan is not None:
         prompt = plan.system_prompt(prompt)
     if prompt:
@@ -241,7 +241,7 @@ async def _step(run: Run, final: bool) -> bool:
     post = await run.events.publish(post)
     run.replied = True
     response = post.response
-    plan = ctx.output_plan
+    plan = run.output_plan
     run.memory.append(response if plan is None else plan.remembered(response))
     ctx.last_response = response
     if post.stop:
@@ -291,7 +291,7 @@ def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
     else:
         tools = run.agent.toolkit.schemas(run.state.active_groups)
     options = ctx.options
-    plan = ctx.output_plan
+    plan = run.output_plan
     if plan is not None:  # the final-answer tool, the response format, the tool choice
         tools, options = plan.request(tools, options)
     return run.events.make(
@@ -306,7 +306,7 @@ def _after_step(run: Run, response: Msg, called: bool, final: bool) -> bool:
         UnknownRunError: A stop condition raised.
     """
     if final:
-        run.outcome.stop("max_iters", response)
+        run.outcome.stop(run.final_reason, response)
         return False
     decision = _decide(run)
     if not called:  # the response is the answer; a decision may only give another reply
@@ -318,6 +318,7 @@ def _after_step(run: Run, response: Msg, called: bool, final: bool) -> bool:
     if decision is None:
         return False
     if decision.final_call:
+        run.final_reason = decision.reason
         return True
     reply = Msg.assistant(decision.reply) if decision.reply is not None else None
     run.outcome.stop(decision.reason, reply)

@@ -47,7 +47,7 @@ async def check_answer(
     True when the step is done here: a valid answer ended the run, or an invalid one was sent
     back to the model (then the run goes on with a new step, unless it failed).
     """
-    plan = run.ctx.output_plan
+    plan = run.output_plan
     assert plan is not None
     answers = plan.final_calls(response)
     others = [c for c in response.tool_calls if plan.tool is None or c.name != plan.tool.name]
@@ -68,7 +68,7 @@ async def check_answer(
         if answers:
             reason: StopReason = "final_answer"
         else:
-            reason = "max_iters" if final else "no_tool_calls"
+            reason = run.final_reason if final else "no_tool_calls"
         run.outcome.stop(reason, reply, outcome.value)
         run.end_step()
         return True
@@ -125,7 +125,7 @@ async def _repair(
 
 async def fail_output(run: Run, failure: OutputFailure, *, ended: str | None = None) -> None:
     """End the run with `OUTPUT_INVALID`, the raw answer and the errors."""
-    plan = run.ctx.output_plan
+    plan = run.output_plan
     name = _type_name(plan.output_type if plan is not None else run.ctx.output_type)
     repairs = run.output_retries
     after = f" after {repairs} repair{'s' if repairs != 1 else ''}" if repairs else ""
@@ -152,7 +152,7 @@ def record_failure(run: Run, failure: OutputFailure) -> None:
 
 def read_reply(run: Run, reply: Msg) -> ParsedOutput | OutputFailure:
     """Read the output from a reply's text (a reply no answer was read from, or an edited one)."""
-    plan = run.ctx.output_plan
+    plan = run.output_plan
     if plan is None:  # output_type=str: the text is the output
         return ParsedOutput(reply.text, reply.text)
     return plan.reader.read_text(reply.text)

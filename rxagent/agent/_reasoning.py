@@ -39,7 +39,7 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
     publish = events.publish
     make = events.make
     iterator = ctx.model.stream(list(pre.messages), list(pre.tools), pre.options).__aiter__()
-    plan = ctx.output_plan
+    plan = run.output_plan
     output = OutputStream(plan) if plan is not None else None
     output_at = 0
     try:

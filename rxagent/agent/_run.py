@@ -205,6 +205,7 @@ class Run:
             engine=self,
             output_plan=output_plan,
         )
+        self.output_plan = output_plan  # typed here; the context offers it as a plain value
         self.pyctx = contextvars.copy_context()
         self.pyctx.run(_CURRENT.set, ctx)
         self.events = Publisher(ctx, agent.hooks, gate, self.pyctx)
@@ -245,6 +246,7 @@ class Run:
         self.tools_withdrawn = agent.max_tool_calls == 0  # no budget: no tools on offer at all
         self.output_retries = 0
         self.stream_restarts = 0
+        self.final_reason: StopReason = "max_iters"  # why the last call without tools is made
         # the token bound of the request built for the current step (see request_bound)
         self._memory_bound = 0
         self._bounded_upto = 0

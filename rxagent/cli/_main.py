@@ -9,7 +9,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
-from rxagent import __version__
+from rxagent._version import __version__
 from rxagent.cli._chat import add_chat_parser
 from rxagent.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
 from rxagent.cli._demo_command import add_demo_parser

@@ -1,8 +1,9 @@
 """Provider formatters: pure translation between rxagent messages and each provider's wire format.
 
 One module per provider (`openai`, `dashscope`, `anthropic`, `gemini`, `ollama`); `base` holds the
-`Formatter` protocol, the capability flags and the shared error helpers. Formatters do no I/O: the
-clients in `rxagent.models` do the HTTP.
+`Formatter` protocol and the shared error helpers, and re-exports `Capabilities` from the ChatModel
+seam (`rxagent.models.base`); `framing` decodes SSE and NDJSON bodies into the events and values
+the formatters parse. Formatters do no I/O: the clients in `rxagent.models` do the HTTP.
 """
 
 from typing import TYPE_CHECKING, Final

@@ -22,7 +22,6 @@ Example:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar
 
@@ -35,6 +34,7 @@ from rxagent.errors import (
     error_class_for,
 )
 from rxagent.messages import TextBlock, ThinkingBlock, ToolUseBlock
+from rxagent.models.base import Capabilities as Capabilities
 from rxagent.models.base import (
     FinishDelta,
     ModelDelta,
@@ -44,6 +44,8 @@ from rxagent.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from rxagent.models.base import OutputMode as OutputMode
+from rxagent.models.base import SchemaDialect as SchemaDialect
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -93,57 +95,6 @@ FINISH_REASONS: Final[frozenset[str]] = frozenset(
 
 EXCERPT_CHARS: Final = 300
 """How much of a provider's body an error carries."""
-
-OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
-"""How a provider is asked for structured output (see `rxagent.output`):
-
-- `"native"`: the provider's own JSON-schema mode (`ModelOptions.response_format`);
-- `"tool"`: a final-answer tool whose arguments are the output;
-- `"prompted"`: the schema in the system prompt, the answer read from the reply's text.
-"""
-
-SchemaDialect: TypeAlias = Literal["json_schema", "openai_strict", "gemini"]
-"""The JSON-schema rules a provider's native mode and tool parameters follow.
-
-- `"json_schema"`: JSON Schema as pydantic writes it;
-- `"openai_strict"`: OpenAI strict mode (`rxagent.output.openai_strict_schema`);
-- `"gemini"`: Gemini's documented subset (`rxagent.output.gemini_schema`).
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What a provider's wire format can carry.
-
-    A message block the provider cannot carry is either converted by a rule the formatter
-    documents, or refused with `InvalidRequestError` naming the block and the fix. It is never
-    dropped silently.
-    """
-
-    supports_tools: bool = True
-    """Tool schemas and tool calls."""
-    supports_thinking: bool = False
-    """Reasoning blocks that round-trip (sent back in later requests)."""
-    supports_vision: bool = False
-    """Image blocks in user messages."""
-    supports_parallel_tools: bool = False
-    """Several tool calls in one reply."""
-    supports_tool_result_images: bool = False
-    """Images inside a tool result."""
-    supports_json_schema: bool = False
-    """A native structured-output mode that takes a JSON schema."""
-    supports_tool_choice_required: bool = False
-    """Forcing the model to call some tool (`tool_choice="required"`)."""
-    supports_named_tool_choice: bool = False
-    """Forcing the model to call one named tool (`tool_choice="<name>"`)."""
-    supports_strict_tools: bool = False
-    """Tool arguments held to the tool's schema exactly (`ToolSchema.strict`)."""
-    supports_json_schema_with_tools: bool = False
-    """The native structured-output mode works in a request that also offers tools."""
-    json_schema_dialect: SchemaDialect = "json_schema"
-    """The JSON-schema rules of the native mode and of tool parameters."""
-    preferred_output: OutputMode = "prompted"
-    """The structured-output strategy `output_strategy="auto"` starts from."""
 
 
 def capabilities_for(formatter: object, options: ModelOptions) -> Capabilities | None:
@@ -285,7 +236,7 @@ def parse_stream(formatter: Formatter[E], events: Iterable[E]) -> Iterator[Model
         ```python
         from rxagent.formatters.base import parse_stream
         from rxagent.formatters.openai import OpenAIFormatter
-        from rxagent.models.framing import SSEDecoder
+        from rxagent.formatters.framing import SSEDecoder
 
         raw = (
             b'data: {"id":"1","object":"chat.completion.chunk","created":0,"model":"m",'

@@ -8,6 +8,7 @@ models live in `rxagent.testing`.
 from typing import TYPE_CHECKING, Final
 
 from rxagent._lazy import lazy_exports
+from rxagent.models.base import Capabilities as Capabilities
 from rxagent.models.base import ChatModel as ChatModel
 from rxagent.models.base import FinishDelta as FinishDelta
 from rxagent.models.base import ModelDelta as ModelDelta
@@ -49,6 +50,7 @@ _EXPORTS: Final[dict[str, str]] = {
 __all__ = [
     "AnthropicChatModel",
     "AzureOpenAIChatModel",
+    "Capabilities",
     "ChatModel",
     "DashScopeChatModel",
     "FinishDelta",

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypedDict
 
 import aiohttp
 
-from rxagent import __version__
 from rxagent._fast import trusted
+from rxagent._version import __version__
 from rxagent.errors import AgentRunError, ConfigurationError, ErrorCode
 from rxagent.formatters.base import (
     excerpt,
@@ -25,6 +25,7 @@ from rxagent.formatters.base import (
     provider_error,
     response_to_deltas,
 )
+from rxagent.formatters.framing import NDJSONDecoder, SSEDecoder
 from rxagent.models.base import (
     ModelDelta,
     ModelOptions,
@@ -33,7 +34,6 @@ from rxagent.models.base import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.framing import NDJSONDecoder, SSEDecoder
 from rxagent.models.retry import RetryPolicy, emit_retry
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field
@@ -45,12 +46,15 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
 
 __all__ = [
+    "Capabilities",
     "ChatModel",
     "FinishDelta",
     "ModelDelta",
     "ModelOptions",
     "ModelResponse",
+    "OutputMode",
     "ResponseBuilder",
+    "SchemaDialect",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
@@ -249,6 +253,64 @@ class ChatModel(Protocol):
     ) -> AsyncIterator[ModelDelta]:
         """Stream the response to `messages` as deltas."""
         ...
+
+
+OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
+"""How a provider is asked for structured output (see `rxagent.output`):
+
+- `"native"`: the provider's own JSON-schema mode (`ModelOptions.response_format`);
+- `"tool"`: a final-answer tool whose arguments are the output;
+- `"prompted"`: the schema in the system prompt, the answer read from the reply's text.
+"""
+
+SchemaDialect: TypeAlias = Literal["json_schema", "openai_strict", "gemini"]
+"""The JSON-schema rules a provider's native mode and tool parameters follow.
+
+- `"json_schema"`: JSON Schema as pydantic writes it;
+- `"openai_strict"`: OpenAI strict mode (`rxagent.output.openai_strict_schema`);
+- `"gemini"`: Gemini's documented subset (`rxagent.output.gemini_schema`).
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a provider's wire format can carry.
+
+    A model's formatter declares them (`formatter.capabilities`); they decide how a run asks for
+    structured output. A message block the provider cannot carry is either converted by a rule
+    the formatter documents, or refused with `InvalidRequestError` naming the block and the fix.
+    It is never dropped silently.
+
+    Example:
+        ```python
+        from dataclasses import replace
+
+        from rxagent.models.base import Capabilities
+
+        plain = Capabilities()
+        assert plain.supports_tools and plain.preferred_output == "prompted"
+        assert not replace(plain, supports_tools=False).supports_tools
+        ```
+    """
+
+    supports_tools: bool = True
+    """Tool schemas and tool calls."""
+    supports_vision: bool = False
+    """Image blocks in user messages."""
+    supports_json_schema: bool = False
+    """A native structured-output mode that takes a JSON schema."""
+    supports_tool_choice_required: bool = False
+    """Forcing the model to call some tool (`tool_choice="required"`)."""
+    supports_named_tool_choice: bool = False
+    """Forcing the model to call one named tool (`tool_choice="<name>"`)."""
+    supports_strict_tools: bool = False
+    """Tool arguments held to the tool's schema exactly (`ToolSchema.strict`)."""
+    supports_json_schema_with_tools: bool = False
+    """The native structured-output mode works in a request that also offers tools."""
+    json_schema_dialect: SchemaDialect = "json_schema"
+    """The JSON-schema rules of the native mode and of tool parameters."""
+    preferred_output: OutputMode = "prompted"
+    """The structured-output strategy `output_strategy="auto"` starts from."""
 
 
 _BlockKey: TypeAlias = tuple[str, int]

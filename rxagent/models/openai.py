@@ -18,8 +18,9 @@ from rxagent.models._http import HTTPChatModel
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from rxagent.formatters.base import Capabilities, Formatter
+    from rxagent.formatters.base import Formatter
     from rxagent.models._http import HTTPOptions
+    from rxagent.models.base import Capabilities
 
 __all__ = ["DEFAULT_AZURE_API_VERSION", "AzureOpenAIChatModel", "OpenAIChatModel"]
 

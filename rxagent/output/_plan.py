@@ -15,8 +15,7 @@ from rxagent.messages import FrozenDict, Msg, TextBlock, ToolUseBlock
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from rxagent.formatters.base import OutputMode
-    from rxagent.models.base import ModelOptions, ToolSchema
+    from rxagent.models.base import ModelOptions, OutputMode, ToolSchema
     from rxagent.output._partial_type import PartialOutput
     from rxagent.output._read import OutputFailure, OutputReader
     from rxagent.output._schema import ProviderSchema

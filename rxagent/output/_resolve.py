@@ -49,7 +49,7 @@ from rxagent.output._schema import (
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-    from rxagent.formatters.base import Capabilities, OutputMode
+    from rxagent.models.base import Capabilities, OutputMode
 
 __all__ = ["resolve_output"]
 

@@ -45,6 +45,8 @@ from rxagent.server._app import create_app as create_app
 from rxagent.server._auth import ANONYMOUS as ANONYMOUS
 from rxagent.server._auth import AuthSpec as AuthSpec
 from rxagent.server._auth import key_id_of as key_id_of
+from rxagent.server._control import Interruptible as Interruptible
+from rxagent.server._control import serve_control as serve_control
 from rxagent.server._core import OWNER_KEY as OWNER_KEY
 from rxagent.server._core import SERVER_KEY as SERVER_KEY
 from rxagent.server._core import Principal as Principal
@@ -82,6 +84,7 @@ __all__ = [
     "ErrorBody",
     "InterruptRequest",
     "InterruptResponse",
+    "Interruptible",
     "JsonErrorHandler",
     "Principal",
     "RedactingFilter",
@@ -98,5 +101,6 @@ __all__ = [
     "redact_secrets",
     "run_server",
     "serve",
+    "serve_control",
     "sse_frame",
 ]

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
 
+from rxagent._version import __version__
 from rxagent.errors import ConfigurationError
 from rxagent.server._auth import AuthSpec, KeyRing
+from rxagent.server._control import serve_control
 from rxagent.server._core import SERVER_KEY, ServerConfig, ServerContext
 from rxagent.server._cors import cors_middleware, cors_on_prepare
 from rxagent.server._errors import ApiError, server_failure
@@ -30,7 +32,7 @@ from rxagent.server._sessions import (
 )
 from rxagent.server._ui import openapi_paths as ui_paths
 from rxagent.server._ui import setup_ui_routes
-from rxagent.state import InMemoryStore, serve_control
+from rxagent.state import InMemoryStore
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -259,8 +261,6 @@ def create_app(
     setup_openai_routes(app)
     setup_ui_routes(app)
     extra_paths: dict[str, Any] = {**openai_paths(), **ui_paths()}
-    from rxagent import __version__
-
     document = openapi_document(extra_paths, version=__version__, auth=keys is not None)
     app[_OPENAPI] = json.dumps(document)
     if config.cors_origins:  # CORS is off by default: no per-request work for it then

@@ -4,9 +4,7 @@ from rxagent.state._control import ControlChannel as ControlChannel
 from rxagent.state._control import ControlHandler as ControlHandler
 from rxagent.state._control import ControlMessage as ControlMessage
 from rxagent.state._control import InProcessControl as InProcessControl
-from rxagent.state._control import Interruptible as Interruptible
 from rxagent.state._control import Subscription as Subscription
-from rxagent.state._control import serve_control as serve_control
 from rxagent.state._control_pg import ControlMessageTooLargeError as ControlMessageTooLargeError
 from rxagent.state._control_pg import PostgresControl as PostgresControl
 from rxagent.state._control_redis import RedisControl as RedisControl
@@ -40,7 +38,6 @@ __all__ = [
     "ControlMessageTooLargeError",
     "InMemoryStore",
     "InProcessControl",
-    "Interruptible",
     "ParkedBatch",
     "PendingApproval",
     "PostgresControl",
@@ -57,5 +54,4 @@ __all__ = [
     "open_store",
     "pair_tool_calls",
     "register_migration",
-    "serve_control",
 ]

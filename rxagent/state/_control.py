@@ -4,6 +4,7 @@ A `ControlChannel` broadcasts `ControlMessage`s to every subscriber that shares 
 in-process channel is the default; `PostgresControl` (LISTEN/NOTIFY) and `RedisControl`
 (pub/sub) reach other processes and machines. A store hands out the channel that matches it
 (`store.control()`), so processes that share a store share a channel.
+`rxagent.server.serve_control` subscribes a process's agents to one.
 """
 
 from __future__ import annotations
@@ -15,24 +16,19 @@ import os
 import random
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Final, Literal, NoReturn, Protocol, Self, runtime_checkable
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Final, Literal, NoReturn, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rxagent.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from rxagent.messages import Msg
 
 __all__ = [
     "ControlChannel",
     "ControlHandler",
     "ControlMessage",
     "InProcessControl",
-    "Interruptible",
     "Subscription",
-    "serve_control",
 ]
 
 logger = logging.getLogger("rxagent.state")
@@ -159,61 +155,6 @@ class InProcessControl:
     async def aclose(self) -> None:
         """See `ControlChannel.aclose`."""
         self._subscribers.clear()
-
-
-class Interruptible(Protocol):
-    """What `serve_control` needs of an agent (a `ReActAgent` is one): its name and interrupt."""
-
-    @property
-    def name(self) -> str:
-        """The agent's name, which control messages are addressed to."""
-        ...
-
-    def interrupt(self, session_id: str = ..., msg: Msg | str | None = ...) -> bool:
-        """Interrupt the session's run in this process; False when it runs none here."""
-        ...
-
-
-async def serve_control(
-    channel: ControlChannel, agents: Mapping[str, Interruptible] | Interruptible
-) -> Subscription:
-    """Subscribe `agents` to `channel`: an interrupt message interrupts the named session's run.
-
-    A message for an agent or session this process does not run is ignored, so every process
-    sharing the channel can subscribe and only the one running the session acts.
-
-    Example:
-        ```python
-        import asyncio
-        from rxagent import ReActAgent
-        from rxagent.state import ControlMessage, InProcessControl, serve_control
-        from rxagent.testing import ScriptedModel
-
-        async def main() -> None:
-            agent = ReActAgent("bot", "", ScriptedModel(["hi"]))
-            channel = InProcessControl()
-            subscription = await serve_control(channel, agent)
-            await channel.publish(ControlMessage(agent="bot", session_id="idle"))  # no run: ignored
-            await subscription.close()
-
-        asyncio.run(main())
-        ```
-    """
-    table = dict(agents) if isinstance(agents, Mapping) else {agents.name: agents}
-
-    def handle(message: ControlMessage) -> None:
-        agent = table.get(message.agent)
-        if agent is None or message.kind != "interrupt":
-            return
-        if agent.interrupt(message.session_id, message.reason):
-            logger.info(
-                "interrupted %s/%s at the request of %s",
-                message.agent,
-                message.session_id,
-                message.sender,
-            )
-
-    return await channel.subscribe(handle)
 
 
 # -- shared by the channels that reach other processes ------------------------------------------

@@ -18,7 +18,7 @@ from rxagent.models.base import FinishDelta, ModelDelta, ModelOptions, ToolSchem
 from rxagent.testing._builders import PreparedTurn, Turn, prepare_turn
 
 if TYPE_CHECKING:
-    from rxagent.formatters.base import Capabilities
+    from rxagent.models.base import Capabilities
 
 __all__ = [
     "FunctionModel",

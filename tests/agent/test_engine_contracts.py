@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,11 @@ from rxagent import (
     PostActingEvent,
     PreReasoningEvent,
     ReActAgent,
+    RunContext,
+    StopDecision,
     ToolSchema,
     hook,
+    max_steps,
     tool,
 )
 from rxagent.errors import AuthenticationError, ErrorCode
@@ -211,3 +215,49 @@ def test_past_the_tool_budget_there_is_at_most_one_more_model_call(
     assert result.stop_reason in {"max_tool_calls", "max_iters", "error"}
     if result.stop_reason == "max_tool_calls":
         assert model_calls[0] == batches_in_budget + 1
+
+
+async def test_a_stop_decision_with_final_call_asks_once_more_without_tools() -> None:
+    def enough(ctx: RunContext) -> StopDecision | None:
+        return StopDecision(reason="stop_condition", final_call=True) if ctx.step >= 1 else None
+
+    def model_fn(messages: list[Msg], tools: list[ToolSchema], options: object) -> Any:
+        return tool_call("search", query="q") if tools else "the summary"
+
+    model = FunctionModel(model_fn)
+    agent = ReActAgent("a", "", model, tools=[search], stop_when=[enough])
+    result = await agent.call("go")
+    assert [len(r.tools) for r in model.requests] == [1, 1, 0]
+    assert result.stop_reason == "stop_condition"
+    assert result.text == "the summary"
+    assert result.ok
+
+
+async def test_a_decision_with_a_reply_ends_a_step_without_tool_calls_with_that_reply() -> None:
+    def polite(ctx: RunContext) -> StopDecision | None:
+        last = ctx.last_response
+        if last is not None and "sorry" in last.text:
+            return StopDecision(reason="final_answer", reply="Let me hand you to a human.")
+        return None
+
+    agent = ReActAgent("a", "", ScriptedModel(["sorry, I cannot"]), stop_when=[polite])
+    result = await agent.call("help")
+    assert result.stop_reason == "final_answer"
+    assert result.text == "Let me hand you to a human."
+
+
+async def test_a_true_condition_on_a_step_without_tool_calls_keeps_no_tool_calls() -> None:
+    agent = ReActAgent("a", "", ScriptedModel(["done"]), stop_when=[lambda ctx: True])
+    result = await agent.call("hi")
+    assert result.stop_reason == "no_tool_calls"
+    assert result.text == "done"
+
+
+def test_the_condition_classes_are_deprecated_names() -> None:
+    import rxagent.agent
+
+    with pytest.warns(DeprecationWarning, match=r"max_steps\(n\)"):
+        cls = rxagent.agent.MaxSteps
+    assert isinstance(max_steps(3), cls)
+    with pytest.raises(AttributeError):
+        _ = rxagent.agent.NoSuchThing

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter
 
 from rxagent.formatters.anthropic import REDACTED_THINKING_PREFIX, AnthropicFormatter
+from rxagent.formatters.framing import SSEDecoder
 from rxagent.messages import ImageBlock, Msg, TextBlock, ThinkingBlock, ToolResultBlock
 from rxagent.models import AnthropicChatModel, ModelOptions, ResponseBuilder, ToolSchema, Usage
-from rxagent.models.framing import SSEDecoder
 from rxagent.testing import Turn, text, thinking, tool_call
 from rxagent.testing import strategies as rst
 from rxagent.testing.providers import FakeAnthropicServer, Reply

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rxagent.formatters.framing import SSEDecoder
 from rxagent.formatters.gemini import GeminiFormatter
 from rxagent.messages import (
     ImageBlock,
@@ -29,7 +30,6 @@ from rxagent.messages import (
     ToolUseBlock,
 )
 from rxagent.models import ModelOptions, ResponseBuilder, ToolSchema, Usage
-from rxagent.models.framing import SSEDecoder
 from rxagent.testing import Turn, text, thinking, tool_call
 from rxagent.testing import strategies as rst
 from rxagent.testing._builders import turn_to_blocks

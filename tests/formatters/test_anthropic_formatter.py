@@ -21,6 +21,7 @@ from rxagent.formatters.anthropic import (
     AnthropicFormatter,
     AnthropicStreamParser,
 )
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.messages import (
     ImageBlock,
     Msg,
@@ -40,7 +41,6 @@ from rxagent.models.base import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.framing import SSEDecoder, SSEEvent
 
 F = AnthropicFormatter()
 ADD = ToolSchema(
@@ -882,10 +882,7 @@ def test_odd_error_bodies_are_classified_by_status(body: bytes) -> None:
 def test_capabilities() -> None:
     caps = F.capabilities
     assert caps.supports_tools
-    assert caps.supports_thinking
     assert caps.supports_vision
-    assert caps.supports_parallel_tools
-    assert caps.supports_tool_result_images
     assert caps.supports_tool_choice_required
     assert not caps.supports_json_schema
     assert F.provider == "anthropic"

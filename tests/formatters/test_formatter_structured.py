@@ -179,3 +179,16 @@ def test_anthropic_tool_requests_and_refused_response_format():
     TypeAdapter(ToolParam).validate_python(final)
     with pytest.raises(InvalidRequestError, match="response_format"):
         body(AnthropicFormatter(), options=ModelOptions(response_format={"type": "json_object"}))
+
+
+def test_capabilities_is_the_chat_model_seams_class_under_every_name():
+    import rxagent.formatters
+    import rxagent.formatters.base
+    import rxagent.models
+    import rxagent.models.base
+
+    assert Capabilities is rxagent.models.base.Capabilities
+    assert rxagent.formatters.Capabilities is rxagent.models.base.Capabilities
+    assert rxagent.models.Capabilities is rxagent.models.base.Capabilities
+    assert rxagent.formatters.base.OutputMode is rxagent.models.base.OutputMode
+    assert rxagent.formatters.base.SchemaDialect is rxagent.models.base.SchemaDialect

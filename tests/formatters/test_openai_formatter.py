@@ -18,6 +18,7 @@ from rxagent.errors import (
     ProviderError,
     RateLimitedError,
 )
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.formatters.openai import (
     ERROR_PREFIX,
     IMAGES_ONLY_NOTE,
@@ -44,7 +45,6 @@ from rxagent.models import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.framing import SSEDecoder, SSEEvent
 
 FMT = OpenAIFormatter()
 ADD = ToolSchema(

@@ -14,11 +14,11 @@ import pytest
 from rxagent import ReActAgent, tool
 from rxagent.errors import AgentRunError, InvalidRequestError, RateLimitedError
 from rxagent.events import PostCallEvent
+from rxagent.formatters.framing import SSEDecoder
 from rxagent.messages import ImageBlock, Msg, TextBlock
 from rxagent.models import DashScopeChatModel, ModelOptions, TextDelta, ThinkingDelta
 from rxagent.models.base import ModelDelta
 from rxagent.models.dashscope import INTL_BASE_URL
-from rxagent.models.framing import SSEDecoder
 from rxagent.models.retry import RetryPolicy
 from rxagent.testing import RecordingSleep, text, thinking, tool_call
 from rxagent.testing.providers import FakeDashScopeServer, Reply

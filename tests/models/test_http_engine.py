@@ -32,6 +32,7 @@ from rxagent.formatters.base import (
     provider_error,
     status_error,
 )
+from rxagent.formatters.framing import SSEEvent
 from rxagent.messages import Msg
 from rxagent.models import ModelOptions, ModelResponse, ToolSchema, Usage
 from rxagent.models._http import HTTPChatModel
@@ -42,7 +43,6 @@ from rxagent.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
-from rxagent.models.framing import SSEEvent
 from rxagent.models.retry import RetryPolicy
 from rxagent.testing import RecordingSleep, tool_call
 from rxagent.testing.providers import FakeProviderServer, Fault, Reply

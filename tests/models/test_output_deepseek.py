@@ -66,6 +66,7 @@ def test_strict_tools_still_follow_parallel_tool_calls():
     ("given", "message"),
     [
         ({"supports_json": False}, "unknown field 'supports_json'"),
+        ({"supports_thinking": True}, "unknown field 'supports_thinking'"),
         ({"supports_tools": "no"}, "supports_tools must be True or False"),
         ({"preferred_output": "json"}, "preferred_output must be one of"),
         ({"json_schema_dialect": "draft-7"}, "json_schema_dialect must be one of"),

@@ -26,9 +26,9 @@ from rxagent.formatters.anthropic import (
     REDACTED_THINKING_PREFIX,
     AnthropicFormatter,
 )
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.messages import Block, Msg, ThinkingBlock, ToolUseBlock, freeze
 from rxagent.models.base import ModelOptions, ResponseBuilder, ToolSchema, Usage
-from rxagent.models.framing import SSEDecoder, SSEEvent
 from rxagent.testing import strategies as rst
 from rxagent.testing._builders import turn_to_blocks
 from rxagent.testing.providers._base import RecordedRequest, ScriptedResponse

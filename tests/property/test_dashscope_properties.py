@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent.formatters.dashscope import DashScopeFormatter
+from rxagent.formatters.framing import SSEDecoder
 from rxagent.messages import (
     Block,
     ImageBlock,
@@ -26,7 +27,6 @@ from rxagent.messages import (
 )
 from rxagent.models import ModelOptions, ResponseBuilder, Usage
 from rxagent.models.base import ModelDelta
-from rxagent.models.framing import SSEDecoder
 from rxagent.testing import strategies as rst
 from rxagent.testing.providers import FakeDashScopeServer
 from rxagent.testing.providers._base import RecordedRequest, ScriptedResponse

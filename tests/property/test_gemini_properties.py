@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from rxagent.formatters.framing import SSEDecoder
 from rxagent.formatters.gemini import AGENT_CALL_ID, GeminiFormatter
 from rxagent.messages import (
     Block,
@@ -21,7 +22,6 @@ from rxagent.messages import (
 )
 from rxagent.models import ModelOptions, ModelResponse, ResponseBuilder, ToolSchema, Usage
 from rxagent.models.base import ToolCallDelta
-from rxagent.models.framing import SSEDecoder
 from rxagent.testing import strategies as rst
 from rxagent.testing.providers import FakeGeminiServer, RecordedRequest
 from rxagent.testing.providers._base import ScriptedResponse

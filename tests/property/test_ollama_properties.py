@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent.formatters.base import response_to_deltas
+from rxagent.formatters.framing import NDJSONDecoder
 from rxagent.formatters.ollama import TOOL_ERROR_PREFIX, OllamaFormatter
 from rxagent.messages import (
     Block,
@@ -23,7 +24,6 @@ from rxagent.messages import (
     thaw,
 )
 from rxagent.models import ModelOptions, ModelResponse, ResponseBuilder, ToolCallDelta, Usage
-from rxagent.models.framing import NDJSONDecoder
 from rxagent.testing import strategies as rst
 from rxagent.testing.providers import FakeOllamaServer
 from rxagent.testing.providers._base import RecordedRequest, ScriptedResponse

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rxagent.formatters.framing import SSEDecoder, SSEEvent
 from rxagent.formatters.openai import ERROR_PREFIX, IMAGES_ONLY_NOTE, OpenAIFormatter
 from rxagent.messages import (
     Block,
@@ -22,7 +23,6 @@ from rxagent.messages import (
     ToolUseBlock,
 )
 from rxagent.models import ModelOptions, ResponseBuilder, ToolCallDelta, ToolSchema, Usage
-from rxagent.models.framing import SSEDecoder, SSEEvent
 from rxagent.testing import strategies as rst
 from rxagent.testing.providers import FakeOpenAIServer
 from rxagent.testing.providers._base import RecordedRequest, ScriptedResponse

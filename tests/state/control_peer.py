@@ -13,7 +13,8 @@ import asyncio
 import sys
 
 from rxagent import ReActAgent
-from rxagent.state import PostgresControl, RedisControl, serve_control
+from rxagent.server import serve_control
+from rxagent.state import PostgresControl, RedisControl
 from rxagent.testing import FunctionModel
 
 

@@ -20,12 +20,8 @@ from hypothesis import strategies as st
 
 from rxagent import ReActAgent
 from rxagent.errors import ConfigurationError, ErrorCode
-from rxagent.state import (
-    ControlMessage,
-    PostgresControl,
-    RedisControl,
-    serve_control,
-)
+from rxagent.server import serve_control
+from rxagent.state import ControlMessage, PostgresControl, RedisControl
 from rxagent.state._store_common import StoreUnavailableError
 from rxagent.testing import FunctionModel
 

@@ -19,8 +19,9 @@ from rxagent.formatters.anthropic._errors import error_from_status
 from rxagent.formatters.anthropic._inverse import parse_request
 from rxagent.formatters.anthropic._request import format_request
 from rxagent.formatters.anthropic._response import AnthropicStreamParser, parse_response
-from rxagent.formatters.base import BaseFormatter, Capabilities
-from rxagent.models.framing import SSEEvent
+from rxagent.formatters.base import BaseFormatter
+from rxagent.formatters.framing import SSEEvent
+from rxagent.models.base import Capabilities
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -111,10 +112,7 @@ class AnthropicFormatter(BaseFormatter[SSEEvent]):
     provider = PROVIDER
     capabilities = Capabilities(
         supports_tools=True,
-        supports_thinking=True,
         supports_vision=True,
-        supports_parallel_tools=True,
-        supports_tool_result_images=True,
         supports_json_schema=False,
         supports_tool_choice_required=True,
         supports_named_tool_choice=True,

@@ -29,7 +29,7 @@ from rxagent.models.base import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from rxagent.models.framing import SSEEvent
+    from rxagent.formatters.framing import SSEEvent
 
 __all__ = ["AnthropicStreamParser", "parse_response"]
 
@@ -159,7 +159,7 @@ class AnthropicStreamParser:
     Example:
         ```python
         from rxagent.formatters.anthropic import AnthropicStreamParser
-        from rxagent.models.framing import SSEEvent
+        from rxagent.formatters.framing import SSEEvent
 
         parser = AnthropicStreamParser()
         delta = parser.feed(SSEEvent(

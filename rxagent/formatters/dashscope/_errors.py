@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from rxagent.errors import AgentRunError
-    from rxagent.models.framing import SSEEvent
+    from rxagent.formatters.framing import SSEEvent
 
 __all__ = [
     "CONTEXT_LENGTH_MARKERS",

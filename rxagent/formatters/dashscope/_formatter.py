@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from rxagent.formatters.base import BaseFormatter, Capabilities
+from rxagent.formatters.base import BaseFormatter
 from rxagent.formatters.dashscope._errors import PROVIDER, error_from_status
 from rxagent.formatters.dashscope._inverse import read_request
 from rxagent.formatters.dashscope._request import build_body
@@ -18,7 +18,8 @@ from rxagent.formatters.dashscope._response import (
     parse_response,
     response_deltas,
 )
-from rxagent.models.framing import SSEEvent
+from rxagent.formatters.framing import SSEEvent
+from rxagent.models.base import Capabilities
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -31,10 +32,7 @@ __all__ = ["DashScopeFormatter", "is_multimodal_model"]
 
 _TEXT_CAPABILITIES: Final = Capabilities(
     supports_tools=True,
-    supports_thinking=True,
     supports_vision=False,
-    supports_parallel_tools=True,
-    supports_tool_result_images=False,
     supports_json_schema=True,
     supports_tool_choice_required=False,
     supports_named_tool_choice=True,
@@ -43,10 +41,7 @@ _TEXT_CAPABILITIES: Final = Capabilities(
 )
 _MULTIMODAL_CAPABILITIES: Final = Capabilities(
     supports_tools=True,
-    supports_thinking=True,
     supports_vision=True,
-    supports_parallel_tools=True,
-    supports_tool_result_images=False,
     supports_json_schema=True,
     supports_tool_choice_required=False,
     supports_named_tool_choice=True,

@@ -28,7 +28,7 @@ from rxagent.models.base import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from rxagent.models.framing import SSEEvent
+    from rxagent.formatters.framing import SSEEvent
 
 __all__ = ["DashScopeStreamParser", "parse_response", "response_deltas"]
 
@@ -176,7 +176,7 @@ class DashScopeStreamParser:
     Example:
         ```python
         from rxagent.formatters.dashscope import DashScopeStreamParser
-        from rxagent.models.framing import SSEDecoder
+        from rxagent.formatters.framing import SSEDecoder
 
         raw = (
             b'id:1\nevent:result\n:HTTP_STATUS/200\ndata:{"output":{"choices":[{"message":'

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rxagent.formatters.base import BaseFormatter, Capabilities
+from rxagent.formatters.base import BaseFormatter
+from rxagent.formatters.framing import SSEEvent
 from rxagent.formatters.gemini._errors import error_from_status
 from rxagent.formatters.gemini._inverse import read_request
 from rxagent.formatters.gemini._request import build_body, model_parts
 from rxagent.formatters.gemini._response import GeminiStreamParser, parse_response
-from rxagent.models.framing import SSEEvent
+from rxagent.models.base import Capabilities
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -67,10 +68,7 @@ class GeminiFormatter(BaseFormatter[SSEEvent]):
 
     capabilities = Capabilities(
         supports_tools=True,
-        supports_thinking=True,
         supports_vision=True,
-        supports_parallel_tools=True,
-        supports_tool_result_images=True,
         supports_json_schema=True,
         supports_tool_choice_required=True,
         supports_named_tool_choice=True,

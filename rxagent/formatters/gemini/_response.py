@@ -24,7 +24,7 @@ from rxagent.models.base import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from rxagent.models.framing import SSEEvent
+    from rxagent.formatters.framing import SSEEvent
 
 __all__ = ["FINISH_ERRORS", "FINISH_REASON_MAP", "GeminiStreamParser", "parse_response"]
 
@@ -103,7 +103,7 @@ class GeminiStreamParser:
     Example:
         ```python
         from rxagent.formatters.gemini import GeminiStreamParser
-        from rxagent.models.framing import SSEDecoder
+        from rxagent.formatters.framing import SSEDecoder
 
         raw = (
             b'data: {"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}]}'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rxagent.formatters.base import BaseFormatter, Capabilities
+from rxagent.formatters.base import BaseFormatter
 from rxagent.formatters.ollama._inverse import parse_request
 from rxagent.formatters.ollama._request import format_request
 from rxagent.formatters.ollama._response import (
@@ -13,6 +13,7 @@ from rxagent.formatters.ollama._response import (
     parse_response,
 )
 from rxagent.formatters.ollama._shared import PROVIDER
+from rxagent.models.base import Capabilities
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -83,10 +84,7 @@ class OllamaFormatter(BaseFormatter[Any]):
     provider: str = PROVIDER
     capabilities = Capabilities(
         supports_tools=True,
-        supports_thinking=True,
         supports_vision=True,
-        supports_parallel_tools=True,
-        supports_tool_result_images=True,
         supports_json_schema=True,
         supports_tool_choice_required=False,
         preferred_output="native",

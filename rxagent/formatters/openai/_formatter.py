@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-from rxagent.formatters.base import BaseFormatter, Capabilities, OutputMode, SchemaDialect
+from rxagent.formatters.base import BaseFormatter
+from rxagent.formatters.framing import SSEEvent
 from rxagent.formatters.openai._errors import error_from_status
 from rxagent.formatters.openai._inverse import read_request
 from rxagent.formatters.openai._request import build_body
@@ -19,7 +20,7 @@ from rxagent.formatters.openai._response import (
     completion_deltas,
     parse_completion,
 )
-from rxagent.models.framing import SSEEvent
+from rxagent.models.base import Capabilities, OutputMode, SchemaDialect
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -82,10 +83,7 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
 
     capabilities = Capabilities(
         supports_tools=True,
-        supports_thinking=False,
         supports_vision=True,
-        supports_parallel_tools=True,
-        supports_tool_result_images=False,
         supports_json_schema=True,
         supports_tool_choice_required=True,
         supports_named_tool_choice=True,
@@ -94,9 +92,7 @@ class OpenAIFormatter(BaseFormatter[SSEEvent]):
         json_schema_dialect="openai_strict",
         preferred_output="native",
     )
-    """OpenAI's: `supports_thinking` is False (thinking is not sent back unless
-    `reasoning_content=True`); `supports_tool_result_images` is False (such images are moved to a
-    user message). `capabilities_for` turns `supports_strict_tools` off unless
+    """OpenAI's. `capabilities_for` turns `supports_strict_tools` off unless
     `parallel_tool_calls=False`: OpenAI holds tool calls to a strict schema only without parallel
     calls. An instance built with `capabilities=` has its own."""
 

@@ -29,8 +29,8 @@ from rxagent.models.base import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from rxagent.formatters.framing import SSEEvent
     from rxagent.formatters.openai._formatter import OpenAIFormatter
-    from rxagent.models.framing import SSEEvent
 
 __all__ = [
     "FINISH_REASON_MAP",
@@ -180,7 +180,7 @@ class OpenAIStreamParser:
     Example:
         ```python
         from rxagent.formatters.openai import OpenAIFormatter
-        from rxagent.models.framing import SSEDecoder
+        from rxagent.formatters.framing import SSEDecoder
 
         parser = OpenAIFormatter().stream_parser()
         raw = (

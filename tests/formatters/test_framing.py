@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent.errors import ProviderError
-from rxagent.models.framing import (
+from rxagent.formatters.framing import (
     NDJSONDecoder,
     SSEDecoder,
     SSEEvent,
@@ -482,3 +482,12 @@ def test_ndjson_round_trip_under_any_chunking(stream: tuple[list[Any], bytes, li
     assert ndjson(body) == values
     assert ndjson(body, splits) == values
     assert ndjson(body, list(range(1, len(body)))) == values
+
+
+def test_rxagent_models_framing_still_exports_every_name() -> None:
+    import rxagent.formatters.framing as framing
+    import rxagent.models.framing as old_path
+
+    assert old_path.__all__ == framing.__all__
+    for name in framing.__all__:
+        assert getattr(old_path, name) is getattr(framing, name), name
