@@ -19,11 +19,11 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from rxagent.agent._checks import check_input_history
-from rxagent.errors import InvalidInputError, SessionBusyError
+from rxagent.errors import ApiError, InvalidInputError, SessionBusyError
 from rxagent.messages import Msg
 from rxagent.server._auth import ANONYMOUS, KeyRing
 from rxagent.server._config import ServerConfig
-from rxagent.server._errors import ApiError, busy, check_json_type, invalid_body, too_large
+from rxagent.server._errors import busy, check_json_type, invalid_body, too_large
 from rxagent.server._metrics import RunObserver, ServerMetrics
 from rxagent.server._public import PublicErrors
 from rxagent.server._pump import Batches, Heartbeat, RunEvents
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = [
     "OWNER_KEY",
     "SERVER_KEY",
-    "ApiError",
     "Principal",
     "RunHandle",
     "ServerConfig",

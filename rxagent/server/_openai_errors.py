@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from rxagent.errors import ErrorCode
-from rxagent.server._core import ApiError
+from rxagent.errors import ApiError, ErrorCode
 
 if TYPE_CHECKING:
     from rxagent.result import AgentError
@@ -124,7 +123,7 @@ def error_body(error: ApiError) -> dict[str, Any]:
 
     Example:
         ```python
-        from rxagent.server._core import ApiError
+        from rxagent.errors import ApiError
         from rxagent.server._openai_errors import error_body
 
         body = error_body(ApiError(404, "agent_not_found", "no agent 'x'", field="model"))

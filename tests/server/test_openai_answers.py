@@ -7,11 +7,10 @@ from typing import Any
 import pytest
 
 from rxagent import PostCallEvent, ReActAgent, hook, tool
-from rxagent.errors import ErrorCode
+from rxagent.errors import ApiError, ErrorCode
 from rxagent.messages import Msg, TextBlock, ThinkingBlock
 from rxagent.models import Usage
 from rxagent.result import AgentError, AgentResult
-from rxagent.server._core import ApiError
 from rxagent.server._openai_errors import error_body, run_error
 from rxagent.server._openai_response import ChunkStream, completion_body, finish_reason
 from rxagent.testing import ScriptedModel, thinking, tool_call
