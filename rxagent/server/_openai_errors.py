@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from rxagent.errors import ApiError, ErrorCode
 
 if TYPE_CHECKING:
-    from rxagent.result import AgentError
+    from rxagent.result import ErrorInfo
 
 __all__ = [
     "error_body",
@@ -141,16 +141,16 @@ def error_body(error: ApiError) -> dict[str, Any]:
     }
 
 
-def run_error(error: AgentError, agent: str) -> ApiError:
+def run_error(error: ErrorInfo, agent: str) -> ApiError:
     """A failed run as an `ApiError`: its status and code from the run's `ErrorCode`.
 
     Example:
         ```python
         from rxagent.errors import ErrorCode
-        from rxagent.result import AgentError
+        from rxagent.result import ErrorInfo
         from rxagent.server._openai_errors import run_error
 
-        failed = AgentError(code=ErrorCode.RATE_LIMITED, message="slow down", source="model")
+        failed = ErrorInfo(code=ErrorCode.RATE_LIMITED, message="slow down", source="model")
         err = run_error(failed, "helper")
         assert (err.status, err.code) == (429, "rate_limit_exceeded")
         assert err.message.startswith("The agent 'helper' failed (RATE_LIMITED, model): ")
