@@ -110,13 +110,6 @@ class RunHandle:
         """The run's result, once its PostCall has passed (None before, or when cancelled)."""
         return None if self.observer is None else self.observer.result
 
-    def heartbeat(self, interval: float) -> AsyncIterator[AgentEvent | None]:
-        """Iterate the run's events, with a None whenever `interval` seconds pass without one.
-
-        A None is the moment to send a keep-alive (and to notice a client that went away).
-        """
-        return Heartbeat(self.events, interval)
-
     def batches(self, interval: float) -> AsyncIterator[list[AgentEvent]]:
         """Iterate the run's events in batches: what is queued now, `[]` after `interval` idle.
 

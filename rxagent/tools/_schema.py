@@ -78,7 +78,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
     Example:
         ```python
-        from rxagent.tools import parse_docstring
+        from rxagent.tools._schema import parse_docstring
 
         doc = (
             "Search the web.\n\n"
