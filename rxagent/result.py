@@ -34,8 +34,6 @@ StopReason: TypeAlias = Literal[
 class ErrorInfo(BaseModel):
     """The failure of a run, as data (see `AgentResult.raise_for_error()` for the exception).
 
-    It was named `AgentError`; that name still works, with a `DeprecationWarning`.
-
     Example:
         ```python
         from rxagent import ErrorCode, ErrorInfo
