@@ -12,19 +12,19 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from rxagent._lazy import lazy_exports
+from rxagent._lazy import export_order, lazy_exports, read_exports
 from rxagent._version import __version__ as __version__
 
+# The exports, written once: type checkers and docs read the imports below; at runtime
+# `read_exports` reads the same block from this file, and each name is imported on first use,
+# so `import rxagent` (and the pytest plugin, which lives in rxagent.testing) stays cheap.
 if TYPE_CHECKING:
-    from rxagent.agent import AgentError as AgentError
     from rxagent.agent import AgentInput as AgentInput
-    from rxagent.agent import AgentResult as AgentResult
     from rxagent.agent import ReActAgent as ReActAgent
     from rxagent.agent import StopCondition as StopCondition
     from rxagent.agent import StopDecision as StopDecision
-    from rxagent.agent import StopReason as StopReason
     from rxagent.agent import final_answer_marker as final_answer_marker
     from rxagent.agent import max_steps as max_steps
     from rxagent.context import RunContext as RunContext
@@ -69,6 +69,9 @@ if TYPE_CHECKING:
     from rxagent.models import ModelOptions as ModelOptions
     from rxagent.models import ToolSchema as ToolSchema
     from rxagent.models import Usage as Usage
+    from rxagent.result import AgentResult as AgentResult
+    from rxagent.result import ErrorInfo as ErrorInfo
+    from rxagent.result import StopReason as StopReason
     from rxagent.state import AgentState as AgentState
     from rxagent.state import InMemoryStore as InMemoryStore
     from rxagent.state import SessionStore as SessionStore
@@ -78,132 +81,12 @@ if TYPE_CHECKING:
     from rxagent.tools import ToolOutcome as ToolOutcome
     from rxagent.tools import tool as tool
 
-# Names are imported on first use, so `import rxagent` (and the pytest plugin, which lives
-# in rxagent.testing) stays cheap; type checkers and docs see the imports above.
-_EXPORTS: Final[dict[str, str]] = {
-    "AgentError": "rxagent.agent",
-    "AgentInput": "rxagent.agent",
-    "AgentResult": "rxagent.agent",
-    "ReActAgent": "rxagent.agent",
-    "RunContext": "rxagent.context",
-    "StopCondition": "rxagent.agent",
-    "StopDecision": "rxagent.agent",
-    "StopReason": "rxagent.agent",
-    "current_run": "rxagent.context",
-    "final_answer_marker": "rxagent.agent",
-    "max_steps": "rxagent.agent",
-    "ErrorCode": "rxagent.errors",
-    "HookContractError": "rxagent.errors",
-    "Reject": "rxagent.errors",
-    "RxAgentError": "rxagent.errors",
-    "SessionBusyError": "rxagent.errors",
-    "EVENT_ADAPTER": "rxagent.events",
-    "ActingChunkEvent": "rxagent.events",
-    "AgentEvent": "rxagent.events",
-    "ApprovalRequestedEvent": "rxagent.events",
-    "BaseEvent": "rxagent.events",
-    "ContextTrimmedEvent": "rxagent.events",
-    "CustomEvent": "rxagent.events",
-    "ErrorEvent": "rxagent.events",
-    "InterruptedEvent": "rxagent.events",
-    "OutputChunkEvent": "rxagent.events",
-    "PostActingEvent": "rxagent.events",
-    "PostCallEvent": "rxagent.events",
-    "PostReasoningEvent": "rxagent.events",
-    "PreActingEvent": "rxagent.events",
-    "PreCallEvent": "rxagent.events",
-    "PreReasoningEvent": "rxagent.events",
-    "ReasoningChunkEvent": "rxagent.events",
-    "RetryEvent": "rxagent.events",
-    "BaseHook": "rxagent.hooks",
-    "Hook": "rxagent.hooks",
-    "HookChain": "rxagent.hooks",
-    "hook": "rxagent.hooks",
-    "ContextWindow": "rxagent.hooks.builtin",
-    "Block": "rxagent.messages",
-    "ImageBlock": "rxagent.messages",
-    "Msg": "rxagent.messages",
-    "TextBlock": "rxagent.messages",
-    "ThinkingBlock": "rxagent.messages",
-    "ToolResultBlock": "rxagent.messages",
-    "ToolUseBlock": "rxagent.messages",
-    "ChatModel": "rxagent.models",
-    "ModelDelta": "rxagent.models",
-    "ModelOptions": "rxagent.models",
-    "ToolSchema": "rxagent.models",
-    "Usage": "rxagent.models",
-    "AgentState": "rxagent.state",
-    "InMemoryStore": "rxagent.state",
-    "SessionStore": "rxagent.state",
-    "Injected": "rxagent.tools",
-    "Tool": "rxagent.tools",
-    "Toolkit": "rxagent.tools",
-    "ToolOutcome": "rxagent.tools",
-    "tool": "rxagent.tools",
-}
+    AgentError = ErrorInfo
+    """Deprecated: the earlier name of `ErrorInfo`."""
 
-__all__ = [
-    "EVENT_ADAPTER",
-    "ActingChunkEvent",
-    "AgentError",
-    "AgentEvent",
-    "AgentInput",
-    "AgentResult",
-    "AgentState",
-    "ApprovalRequestedEvent",
-    "BaseEvent",
-    "BaseHook",
-    "Block",
-    "ChatModel",
-    "ContextTrimmedEvent",
-    "ContextWindow",
-    "CustomEvent",
-    "ErrorCode",
-    "ErrorEvent",
-    "Hook",
-    "HookChain",
-    "HookContractError",
-    "ImageBlock",
-    "InMemoryStore",
-    "Injected",
-    "InterruptedEvent",
-    "ModelDelta",
-    "ModelOptions",
-    "Msg",
-    "OutputChunkEvent",
-    "PostActingEvent",
-    "PostCallEvent",
-    "PostReasoningEvent",
-    "PreActingEvent",
-    "PreCallEvent",
-    "PreReasoningEvent",
-    "ReActAgent",
-    "ReasoningChunkEvent",
-    "Reject",
-    "RetryEvent",
-    "RunContext",
-    "RxAgentError",
-    "SessionBusyError",
-    "SessionStore",
-    "StopCondition",
-    "StopDecision",
-    "StopReason",
-    "TextBlock",
-    "ThinkingBlock",
-    "Tool",
-    "ToolOutcome",
-    "ToolResultBlock",
-    "ToolSchema",
-    "ToolUseBlock",
-    "Toolkit",
-    "Usage",
-    "__version__",
-    "current_run",
-    "final_answer_marker",
-    "hook",
-    "max_steps",
-    "tool",
-]
+_EXPORTS, _DEPRECATED = read_exports(__file__)
+"""Exported name → the module it is imported from; deprecated alias → its replacement."""
 
+__all__ = export_order([*_EXPORTS, "__version__"])
 
-__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS, _DEPRECATED)

@@ -2,42 +2,56 @@
 
 ```text
 RxAgentError
-├── ConfigurationError            misuse, raised where the mistake is made
-│   ├── InvalidInputError         a run input that is not str / Msg / list[Msg]
-│   ├── HookDefinitionError       a bad @hook declaration (unknown event type, bad priority)
-│   ├── HookContractError         a hook returned the wrong event type or changed a fixed field
-│   ├── ToolDefinitionError       a tool whose signature cannot become a JSON schema
-│   └── StateVersionError         saved state written by a newer rxagent
-├── SessionBusyError              the session already has a run in progress
-├── ConcurrentModificationError   an optimistic-version conflict in a SessionStore
-├── ApprovalError                 an unknown or already decided approval id
-├── StoreUnavailableError         a session store's server is down (rxagent.state)
-├── MCPConnectionError            an MCP server could not be reached (rxagent.tools.mcp)
-├── NoActiveRunError              current_run() called outside a run
-├── HookFailedError               a hook with on_error="propagate" raised
-├── Reject                        raised by a hook to refuse a call or a tool call
-└── AgentRunError                 a run failure; `AgentResult.raise_for_error()` raises these
-    ├── RateLimitedError          RATE_LIMITED
-    ├── RunTimeoutError           TIMEOUT
-    ├── ContextTooLongError       CONTEXT_TOO_LONG
-    ├── AuthenticationError       AUTH
-    ├── InvalidRequestError       INVALID_REQUEST
-    ├── ProviderError             PROVIDER_ERROR
-    ├── ToolExecutionError        TOOL_ERROR
-    ├── ToolTimeoutError          TOOL_TIMEOUT
-    ├── GuardRejectedError        GUARD_REJECTED
-    ├── HookRejectedError         HOOK_REJECTED
-    ├── RunInterruptedError       INTERRUPTED
-    ├── RunCancelledError         CANCELLED
-    ├── MaxIterationsError        MAX_ITERATIONS
-    ├── OutputInvalidError        OUTPUT_INVALID
-    ├── UsageLimitError           USAGE_LIMIT
-    └── UnknownRunError           UNKNOWN
+├── ConfigurationError                misuse, raised where the mistake is made
+│   ├── InvalidInputError             a run input that is not str / Msg / list[Msg]
+│   ├── HookDefinitionError           a bad @hook declaration (unknown event type, bad priority)
+│   ├── HookContractError             a hook returned the wrong event type or changed a fixed field
+│   ├── ToolDefinitionError           a tool whose signature cannot become a JSON schema
+│   ├── StateVersionError             saved state written by a newer rxagent
+│   ├── ControlMessageTooLargeError   a control message over its channel's limit (rxagent.state)
+│   └── UnsupportedSchemaError        a tool schema the test strategies cannot draw arguments from
+├── SessionBusyError                  the session already has a run in progress
+├── ConcurrentModificationError       an optimistic-version conflict in a SessionStore
+├── ApprovalError                     an unknown or already decided approval id
+├── StoreUnavailableError             a session store's server is down (rxagent.state)
+│   └── ConnectionLostError           a control channel's listening connection was lost
+├── MCPConnectionError                an MCP server could not be reached (rxagent.tools.mcp)
+├── NoActiveRunError                  current_run() called outside a run
+├── HookFailedError                   a hook with on_error="propagate" raised
+├── Reject                            raised by a hook to refuse a call or a tool call
+├── ApiError                          an HTTP error answer of the server (rxagent.server)
+├── CliError                          what the `rxagent` command reports in one line (rxagent.cli)
+├── EventProtocolError                events that break the event protocol (rxagent.testing)
+└── AgentRunError                     a run failure; `AgentResult.raise_for_error()` raises these
+    ├── RateLimitedError              RATE_LIMITED
+    ├── RunTimeoutError               TIMEOUT
+    ├── ContextTooLongError           CONTEXT_TOO_LONG
+    ├── AuthenticationError           AUTH
+    ├── InvalidRequestError           INVALID_REQUEST
+    ├── ProviderError                 PROVIDER_ERROR
+    │   └── ScriptExhaustedError      a ScriptedModel called once too often (rxagent.testing)
+    ├── ToolExecutionError            TOOL_ERROR
+    ├── ToolTimeoutError              TOOL_TIMEOUT
+    ├── GuardRejectedError            GUARD_REJECTED
+    ├── HookRejectedError             HOOK_REJECTED
+    ├── RunInterruptedError           INTERRUPTED
+    ├── RunCancelledError             CANCELLED
+    ├── MaxIterationsError            MAX_ITERATIONS
+    ├── OutputInvalidError            OUTPUT_INVALID
+    ├── UsageLimitError               USAGE_LIMIT
+    └── UnknownRunError               UNKNOWN
 ```
 
 Misuse (`ConfigurationError`) is kept apart from runtime failure (`AgentRunError`): the first is a
 bug in the calling code and is raised at once; the second is data inside a run (an `ErrorEvent`
 and a failed `AgentResult`) until you ask for it with `raise_for_error()`.
+
+Some are also a built-in exception, so code that expects that one catches them too:
+`InvalidInputError`, `HookDefinitionError` and `ToolDefinitionError` are `TypeError`s,
+`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `NoActiveRunError` is a
+`RuntimeError`, `MCPConnectionError` is a `ConnectionError` and `EventProtocolError` is an
+`AssertionError` (pytest reports it as a failed assertion). The modules named in the tree
+re-export their exceptions, so `from rxagent.state import StoreUnavailableError` works too.
 """
 
 from __future__ import annotations
@@ -48,14 +62,21 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from rxagent.events import BaseEvent
+
 __all__ = [
     "AgentRunError",
+    "ApiError",
     "ApprovalError",
     "AuthenticationError",
+    "CliError",
     "ConcurrentModificationError",
     "ConfigurationError",
+    "ConnectionLostError",
     "ContextTooLongError",
+    "ControlMessageTooLargeError",
     "ErrorCode",
+    "EventProtocolError",
     "GuardRejectedError",
     "HookContractError",
     "HookDefinitionError",
@@ -63,6 +84,7 @@ __all__ = [
     "HookRejectedError",
     "InvalidInputError",
     "InvalidRequestError",
+    "MCPConnectionError",
     "MaxIterationsError",
     "NoActiveRunError",
     "OutputInvalidError",
@@ -73,12 +95,15 @@ __all__ = [
     "RunInterruptedError",
     "RunTimeoutError",
     "RxAgentError",
+    "ScriptExhaustedError",
     "SessionBusyError",
     "StateVersionError",
+    "StoreUnavailableError",
     "ToolDefinitionError",
     "ToolExecutionError",
     "ToolTimeoutError",
     "UnknownRunError",
+    "UnsupportedSchemaError",
     "UsageLimitError",
     "error_class_for",
 ]
@@ -146,6 +171,43 @@ class StateVersionError(ConfigurationError, ValueError):
     """Saved state has a `schema_version` this rxagent cannot read."""
 
 
+class ControlMessageTooLargeError(ConfigurationError):
+    """A control message is too large for the channel (PostgreSQL NOTIFY: under 8000 bytes).
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError, ControlMessageTooLargeError
+
+        assert issubclass(ControlMessageTooLargeError, ConfigurationError)
+        ```
+    """
+
+
+class UnsupportedSchemaError(ConfigurationError, ValueError):
+    """A tool's parameter schema uses JSON Schema the test strategies cannot draw values for.
+
+    Raised by `rxagent.testing.strategies.tool_args` and `scripts(tools=...)` when the strategy
+    is made; the message names the tool, where in the schema, and the keyword.
+
+    Example:
+        ```python
+        import pytest
+        from rxagent.errors import UnsupportedSchemaError
+        from rxagent.testing.strategies import tool_args
+        from rxagent.tools import Tool
+
+        odd = Tool.from_schema(
+            name="odd",
+            description="Takes a multiple of 3.",
+            parameters={"type": "object", "properties": {"n": {"multipleOf": 3}}},
+            fn=lambda arguments: arguments["n"],
+        )
+        with pytest.raises(UnsupportedSchemaError, match="multipleOf"):
+            tool_args(odd)
+        ```
+    """
+
+
 # --- runtime, outside a run ---------------------------------------------------------------------
 
 
@@ -178,6 +240,45 @@ class ApprovalError(RxAgentError):
         super().__init__(message)
         self.approval_id = approval_id
         self.session_id = session_id
+
+
+class StoreUnavailableError(RxAgentError):
+    """A session store (or its control channel) cannot be reached now: retry later.
+
+    Its server is down, restarting, unreachable or out of connections. The message names the
+    store (password redacted) and the underlying error; the server answers it with a 503
+    `store_unavailable`, without those details.
+
+    Example:
+        ```python
+        from rxagent.errors import RxAgentError, StoreUnavailableError
+
+        assert issubclass(StoreUnavailableError, RxAgentError)
+        ```
+    """
+
+
+class ConnectionLostError(StoreUnavailableError):
+    """A control channel's listening connection is gone, or stopped answering.
+
+    The channel's listener reconnects on its own; only a first `subscribe()` whose connection is
+    lost before it listens raises it.
+    """
+
+
+class MCPConnectionError(RxAgentError, ConnectionError):
+    """An MCP server could not be reached, or its connection failed during a call.
+
+    Entering a toolset raises it when the server cannot be started or reached. Inside a run it
+    is never raised: a call whose connection fails gets a `TOOL_ERROR` result naming it.
+
+    Example:
+        ```python
+        from rxagent.errors import MCPConnectionError
+
+        assert issubclass(MCPConnectionError, ConnectionError)
+        ```
+    """
 
 
 class NoActiveRunError(RxAgentError, RuntimeError):
@@ -219,6 +320,105 @@ class Reject(RxAgentError):
         self.reason = reason
         self.hook: str | None = None
         """The name of the hook that raised it (filled in by the hook chain)."""
+
+
+class ApiError(RxAgentError):
+    """An error the server answers with: an HTTP status and a typed JSON body.
+
+    The routes raise it, and so may your own routes (`ServerContext.authenticate`,
+    `parse_body` and `open_run` raise it too): the server's middleware answers it with
+    `body()` as JSON, the status and the headers. The OpenAI route renders the same error in
+    OpenAI's error body instead.
+
+    Attributes:
+        status: The HTTP status.
+        code: The error's code in the body (`"session_busy"`).
+        message: What went wrong, and how to fix it.
+        field: The request field at fault, when there is one.
+        headers: Headers of the answer (`Retry-After`, `Allow`).
+
+    Example:
+        ```python
+        from rxagent.errors import ApiError
+
+        error = ApiError(404, "agent_not_found", "no agent 'x'", field="name")
+        assert error.body() == {
+            "error": {"code": "agent_not_found", "message": "no agent 'x'", "field": "name"}
+        }
+        ```
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.headers: dict[str, str] = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        """The typed JSON body."""
+        return {"error": {"code": self.code, "message": self.message, "field": self.field}}
+
+
+class CliError(RxAgentError):
+    """A problem the `rxagent` command reports in one line naming the fix, with an exit code.
+
+    Args:
+        message: What is wrong and how to fix it.
+        exit_code: 2 for a usage problem (the default), 1 for a failure at run time.
+
+    Example:
+        ```python
+        from rxagent.errors import CliError
+
+        assert CliError("--store: no such scheme").exit_code == 2
+        ```
+    """
+
+    def __init__(self, message: str, *, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class EventProtocolError(RxAgentError, AssertionError):
+    """A sequence of events breaks the event protocol (`rxagent.testing.assert_event_protocol`).
+
+    It is an `AssertionError`, so pytest reports it as a failed assertion.
+
+    Attributes:
+        invariant: The name of the broken invariant (see `assert_event_protocol`).
+        position: The offending event's position in the sequence (None when the sequence is empty).
+        event: The offending event, when there is one.
+
+    Example:
+        ```python
+        from rxagent.errors import EventProtocolError
+        from rxagent.events import PreReasoningEvent
+        from rxagent.testing import assert_event_protocol
+
+        try:
+            assert_event_protocol([PreReasoningEvent(messages=[], seq=0)])
+        except EventProtocolError as exc:
+            assert exc.invariant == "exactly one PreCall, first" and exc.position == 0
+        ```
+    """
+
+    def __init__(
+        self, invariant: str, message: str, *, position: int | None, event: BaseEvent | None
+    ) -> None:
+        super().__init__(message)
+        self.invariant = invariant
+        self.position = position
+        self.event = event
 
 
 # --- run failures -------------------------------------------------------------------------------
@@ -300,6 +500,38 @@ class ProviderError(AgentRunError):
     """The provider failed (5xx, a broken stream, an error event)."""
 
     code = ErrorCode.PROVIDER_ERROR
+
+
+class ScriptExhaustedError(ProviderError):
+    """A `rxagent.testing.ScriptedModel` was called more times than it has turns.
+
+    It is a `ProviderError`, so inside a run it fails the run with `ErrorCode.PROVIDER_ERROR`.
+
+    Attributes:
+        model: The model's name.
+        scripted: How many turns the script has.
+        call: The failing call's number, from 1.
+
+    Example:
+        ```python
+        from rxagent.errors import ErrorCode, ScriptExhaustedError
+
+        err = ScriptExhaustedError("scripted", scripted=1, call=2)
+        assert err.code is ErrorCode.PROVIDER_ERROR and "has 1 scripted turn" in str(err)
+        ```
+    """
+
+    def __init__(self, model: str, *, scripted: int, call: int) -> None:
+        turns = "turn" if scripted == 1 else "turns"
+        super().__init__(
+            f"ScriptedModel {model!r} has {scripted} scripted {turns}, but model call #{call} "
+            f"asked for turn #{call}; add turns to the script, or call reset() to replay it",
+            source="model",
+            recoverable=False,
+        )
+        self.model = model
+        self.scripted = scripted
+        self.call = call
 
 
 class ToolExecutionError(AgentRunError):

@@ -1,16 +1,20 @@
-"""`AgentResult`, what a run returns, and `AgentError`, the failure it may carry."""
+"""`AgentResult`, what a run returns, and `ErrorInfo`, the failure it may carry.
+
+`AgentError` is a deprecated alias of `ErrorInfo`: reading it warns.
+"""
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rxagent._lazy import lazy_exports
 from rxagent.errors import AgentRunError, ErrorCode, OutputInvalidError, error_class_for
 from rxagent.messages import FrozenJsonDict, Msg
 from rxagent.models.base import Usage
 
-__all__ = ["AgentError", "AgentResult", "StopReason"]
+__all__ = ["AgentResult", "ErrorInfo", "StopReason"]
 
 OutputT = TypeVar("OutputT")
 
@@ -28,8 +32,17 @@ StopReason: TypeAlias = Literal[
 """Why a run ended."""
 
 
-class AgentError(BaseModel):
-    """The failure of a run, as data (see `AgentResult.raise_for_error()` for the exception)."""
+class ErrorInfo(BaseModel):
+    """The failure of a run, as data (see `AgentResult.raise_for_error()` for the exception).
+
+    Example:
+        ```python
+        from rxagent import ErrorCode, ErrorInfo
+
+        info = ErrorInfo(code=ErrorCode.TOOL_ERROR, message="disk full", source="tool:save")
+        assert info.code == "TOOL_ERROR" and info.failure_text().endswith("disk full")
+        ```
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -52,9 +65,9 @@ class AgentError(BaseModel):
         Example:
             ```python
             from rxagent.errors import ErrorCode
-            from rxagent.result import AgentError
+            from rxagent.result import ErrorInfo
 
-            error = AgentError(code=ErrorCode.AUTH, message="bad key")
+            error = ErrorInfo(code=ErrorCode.AUTH, message="bad key")
             assert error.failure_text() == "The run failed (AUTH): bad key"
             ```
         """
@@ -66,9 +79,9 @@ class AgentError(BaseModel):
         Example:
             ```python
             from rxagent.errors import ErrorCode, OutputInvalidError
-            from rxagent.result import AgentError
+            from rxagent.result import ErrorInfo
 
-            error = AgentError(
+            error = ErrorInfo(
                 code=ErrorCode.OUTPUT_INVALID, message="bad", raw_output="{",
                 output_errors=({"type": "json_invalid", "loc": [], "msg": "EOF"},),
             )
@@ -109,7 +122,7 @@ class AgentResult(BaseModel, Generic[OutputT]):
     """False when the run failed or was interrupted."""
     output: OutputT | None = None
     """The validated structured output, when an `output_type` was asked for."""
-    error: AgentError | None = None
+    error: ErrorInfo | None = None
     """The failure, when `ok` is False."""
     usage: Usage = Field(default_factory=Usage)
     """Tokens and requests used by this run."""
@@ -143,10 +156,10 @@ class AgentResult(BaseModel, Generic[OutputT]):
             import pytest
             from rxagent import AgentResult, Msg
             from rxagent.errors import ErrorCode, RunInterruptedError
-            from rxagent.result import AgentError
+            from rxagent.result import ErrorInfo
 
             failed = AgentResult(reply=Msg.assistant("stopped"), ok=False,
-                                 error=AgentError(code=ErrorCode.INTERRUPTED, message="stop"))
+                                 error=ErrorInfo(code=ErrorCode.INTERRUPTED, message="stop"))
             with pytest.raises(RunInterruptedError):
                 failed.raise_for_error()
             ```
@@ -154,3 +167,10 @@ class AgentResult(BaseModel, Generic[OutputT]):
         if self.error is not None:
             raise self.error.to_exception()
         return self
+
+
+if TYPE_CHECKING:
+    AgentError = ErrorInfo
+    """Deprecated: the earlier name of `ErrorInfo`."""
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {}, deprecated={"AgentError": "ErrorInfo"})

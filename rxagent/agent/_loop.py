@@ -60,8 +60,7 @@ from rxagent.events import (
 )
 from rxagent.messages import Msg
 from rxagent.output import ParsedOutput
-from rxagent.result import AgentError as ErrorInfo
-from rxagent.result import AgentResult
+from rxagent.result import AgentResult, ErrorInfo
 from rxagent.state import StoreUnavailableError, pair_tool_calls
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from rxagent.agent._saving import save_state
 from rxagent.context import _CURRENT, RunContext
 from rxagent.errors import ErrorCode, HookFailedError, Reject, SessionBusyError
 from rxagent.events import ErrorEvent, InterruptedEvent
-from rxagent.result import AgentError as ErrorInfo
+from rxagent.result import ErrorInfo
 from rxagent.state import AgentState, pair_tool_calls
 from rxagent.tokens._bound import MESSAGE_OVERHEAD, message_bound
 

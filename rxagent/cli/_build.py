@@ -17,8 +17,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from rxagent.cli._common import CliError, load_agent, load_object, redact_url, store_url
-from rxagent.errors import ConfigurationError
+from rxagent.cli._common import load_agent, load_object, redact_url, store_url
+from rxagent.errors import CliError, ConfigurationError
 from rxagent.tools import Tool, Toolkit
 
 if TYPE_CHECKING:

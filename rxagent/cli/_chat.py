@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from rxagent.cli._build import CliAgent, add_agent_options, open_cli_agent
-from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, new_session_id, silence_stdout
+from rxagent.cli._common import EXIT_FAILED, EXIT_OK, new_session_id, silence_stdout
 from rxagent.cli._turn import (
     DEMO_NOTICE,
     TurnOutput,
@@ -24,6 +24,7 @@ from rxagent.cli._turn import (
     someone_watches,
     stderr_line,
 )
+from rxagent.errors import CliError
 
 if TYPE_CHECKING:
     import argparse

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from rich.console import Console
 
-from rxagent.errors import ConfigurationError, RxAgentError
+from rxagent.errors import CliError as CliError
+from rxagent.errors import ConfigurationError
 from rxagent.state._store_common import redact
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "STORE_ENV",
-    "CliError",
     "PipeConsole",
     "call_factory",
     "json_lines",
@@ -50,19 +50,6 @@ EXIT_INTERRUPTED: Final = 130
 DEFAULT_STORE_URL: Final = "sqlite:///.rxagent/sessions.db"
 """Where sessions live when neither `--store` nor `RXAGENT_STORE` says otherwise."""
 STORE_ENV: Final = "RXAGENT_STORE"
-
-
-class CliError(RxAgentError):
-    """A problem with what the command was given: one line naming the fix, and an exit code.
-
-    Args:
-        message: What is wrong and how to fix it.
-        exit_code: 2 for a usage problem (the default), 1 for a failure at run time.
-    """
-
-    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def _cwd_on_path() -> None:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from rxagent._version import __version__
 from rxagent.cli._chat import add_chat_parser
-from rxagent.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
+from rxagent.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from rxagent.cli._demo_command import add_demo_parser
 from rxagent.cli._run import add_run_parser
 from rxagent.cli._serve import add_serve_parser
 from rxagent.cli._sessions import add_sessions_parser
-from rxagent.errors import ConfigurationError, RxAgentError
+from rxagent.errors import CliError, ConfigurationError, RxAgentError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence

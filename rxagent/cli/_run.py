@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rxagent.cli._build import CliAgent, add_agent_options, open_cli_agent
-from rxagent.cli._common import EXIT_FAILED, CliError, new_session_id, silence_stdout
+from rxagent.cli._common import EXIT_FAILED, new_session_id, silence_stdout
 from rxagent.cli._turn import (
     DEMO_NOTICE,
     TurnOutput,
@@ -19,6 +19,7 @@ from rxagent.cli._turn import (
     someone_watches,
     stderr_line,
 )
+from rxagent.errors import CliError
 
 if TYPE_CHECKING:
     import argparse

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from rxagent.cli._build import open_cli_store
-from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, call_factory, load_object
-from rxagent.errors import ConfigurationError
+from rxagent.cli._common import EXIT_FAILED, EXIT_OK, call_factory, load_object
+from rxagent.errors import CliError, ConfigurationError
 
 if TYPE_CHECKING:
     import argparse

@@ -12,9 +12,8 @@ from rich.console import Console
 from rich.text import Text
 
 from rxagent.cli._build import open_cli_store
-from rxagent.cli._common import EXIT_FAILED, EXIT_OK, CliError, redact_url, store_url, utf8_safe
-from rxagent.errors import RxAgentError
-from rxagent.state._store_common import StoreUnavailableError
+from rxagent.cli._common import EXIT_FAILED, EXIT_OK, redact_url, store_url, utf8_safe
+from rxagent.errors import CliError, RxAgentError, StoreUnavailableError
 
 if TYPE_CHECKING:
     import argparse

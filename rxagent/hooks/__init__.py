@@ -14,9 +14,7 @@ from rxagent.hooks._hook import FunctionHook as FunctionHook
 from rxagent.hooks._hook import Hook as Hook
 from rxagent.hooks._hook import HookFunction as HookFunction
 from rxagent.hooks._hook import OnError as OnError
-from rxagent.hooks._hook import as_hook as as_hook
 from rxagent.hooks._hook import hook as hook
-from rxagent.hooks._hook import resolve_event_types as resolve_event_types
 
 __all__ = [
     "DEFAULT_PRIORITY",
@@ -28,8 +26,6 @@ __all__ = [
     "HookInfo",
     "HookReporter",
     "OnError",
-    "as_hook",
     "hook",
     "order_hooks",
-    "resolve_event_types",
 ]

@@ -11,7 +11,7 @@ from typing import Any, Final, TypeVar
 
 from rxagent.errors import HookContractError, HookFailedError, Reject
 from rxagent.events import BaseEvent, PostActingEvent, PreActingEvent
-from rxagent.hooks._hook import FunctionHook, Hook, OnError, as_hook
+from rxagent.hooks._hook import FunctionHook, Hook, OnError, _as_hook
 
 __all__ = ["HookChain", "HookInfo", "HookReporter", "order_hooks"]
 
@@ -110,7 +110,7 @@ class HookChain:
 
     def add(self, hook: object) -> Hook:
         """Register a hook (validated now, not when called) and return it."""
-        checked = as_hook(hook)
+        checked = _as_hook(hook)
         self._hooks.append(checked)
         self._resolved.clear()
         return checked

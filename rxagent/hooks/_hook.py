@@ -18,9 +18,7 @@ __all__ = [
     "Hook",
     "HookFunction",
     "OnError",
-    "as_hook",
     "hook",
-    "resolve_event_types",
 ]
 
 DEFAULT_PRIORITY: Final = 100
@@ -152,7 +150,7 @@ def _event_class(item: object) -> type[BaseEvent]:
     )
 
 
-def resolve_event_types(items: Iterable[object]) -> frozenset[type[BaseEvent]] | None:
+def _resolve_event_types(items: Iterable[object]) -> frozenset[type[BaseEvent]] | None:
     """Validate hook event filters: event classes or their `type` names. Empty means all."""
     resolved = frozenset(_event_class(item) for item in items)
     return resolved or None
@@ -229,10 +227,10 @@ def hook(
         ```
     """
     if len(event_types) == 1 and callable(event_types[0]) and not isinstance(event_types[0], type):
-        bare = as_hook(event_types[0])  # bare @hook
+        bare = _as_hook(event_types[0])  # bare @hook
         assert isinstance(bare, FunctionHook)
         return bare
-    events = resolve_event_types(event_types)
+    events = _resolve_event_types(event_types)
     _check_options(priority, on_error)
 
     def decorate(fn: HookFunction) -> FunctionHook:
@@ -249,7 +247,7 @@ def hook(
     return decorate
 
 
-def as_hook(obj: object) -> Hook:
+def _as_hook(obj: object) -> Hook:
     """Return `obj` as a validated `Hook`: hooks as they are, plain functions wrapped.
 
     Raises:
@@ -263,7 +261,7 @@ def as_hook(obj: object) -> Hook:
         _check_options(priority, on_error)
         events = getattr(obj, "events", None)
         if events is not None:
-            resolved = resolve_event_types(events)
+            resolved = _resolve_event_types(events)
             if resolved != events:
                 try:
                     obj.events = resolved  # type: ignore[attr-defined]

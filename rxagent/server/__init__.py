@@ -41,6 +41,7 @@ Example:
     ```
 """
 
+from rxagent.errors import ApiError as ApiError
 from rxagent.server._app import create_app as create_app
 from rxagent.server._auth import ANONYMOUS as ANONYMOUS
 from rxagent.server._auth import AuthSpec as AuthSpec
@@ -53,7 +54,6 @@ from rxagent.server._core import Principal as Principal
 from rxagent.server._core import RunHandle as RunHandle
 from rxagent.server._core import ServerConfig as ServerConfig
 from rxagent.server._core import ServerContext as ServerContext
-from rxagent.server._errors import ApiError as ApiError
 from rxagent.server._logs import RedactingFilter as RedactingFilter
 from rxagent.server._logs import install_log_redaction as install_log_redaction
 from rxagent.server._logs import redact_secrets as redact_secrets

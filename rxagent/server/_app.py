@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Final
 from aiohttp import web
 
 from rxagent._version import __version__
-from rxagent.errors import ConfigurationError
+from rxagent.errors import ApiError, ConfigurationError
 from rxagent.server._auth import AuthSpec, KeyRing
 from rxagent.server._control import serve_control
 from rxagent.server._core import SERVER_KEY, ServerConfig, ServerContext
 from rxagent.server._cors import cors_middleware, cors_on_prepare
-from rxagent.server._errors import ApiError, server_failure
+from rxagent.server._errors import error_response, server_failure
 from rxagent.server._home import home
 from rxagent.server._logs import RedactingFilter
 from rxagent.server._metrics import METRICS_CONTENT_TYPE
@@ -111,18 +111,18 @@ async def _errors(
         return await handler(request)
     except ApiError as error:
         ctx.metrics.api_error(error.code, error.status)
-        return error.response()
+        return error_response(error)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
         mapped = ApiError(exc.status, code, exc.reason, headers=_allow_header(exc))
         ctx.metrics.api_error(mapped.code, mapped.status)
-        return mapped.response()
+        return error_response(mapped)
     except Exception as exc:  # a store that is down: 503; anything else: 500, logged
         failure = server_failure(exc, f"{request.method} {request.path}")
         ctx.metrics.api_error(failure.code, failure.status)
-        return failure.response()
+        return error_response(failure)
 
 
 def _allow_header(exc: web.HTTPException) -> dict[str, str]:

@@ -19,11 +19,11 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from rxagent.agent._checks import check_input_history
-from rxagent.errors import InvalidInputError, SessionBusyError
+from rxagent.errors import ApiError, InvalidInputError, SessionBusyError
 from rxagent.messages import Msg
 from rxagent.server._auth import ANONYMOUS, KeyRing
 from rxagent.server._config import ServerConfig
-from rxagent.server._errors import ApiError, busy, check_json_type, invalid_body, too_large
+from rxagent.server._errors import busy, check_json_type, invalid_body, too_large
 from rxagent.server._metrics import RunObserver, ServerMetrics
 from rxagent.server._public import PublicErrors
 from rxagent.server._pump import Batches, Heartbeat, RunEvents
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = [
     "OWNER_KEY",
     "SERVER_KEY",
-    "ApiError",
     "Principal",
     "RunHandle",
     "ServerConfig",
@@ -110,13 +109,6 @@ class RunHandle:
     def result(self) -> AgentResult[Any] | None:
         """The run's result, once its PostCall has passed (None before, or when cancelled)."""
         return None if self.observer is None else self.observer.result
-
-    def heartbeat(self, interval: float) -> AsyncIterator[AgentEvent | None]:
-        """Iterate the run's events, with a None whenever `interval` seconds pass without one.
-
-        A None is the moment to send a keep-alive (and to notice a client that went away).
-        """
-        return Heartbeat(self.events, interval)
 
     def batches(self, interval: float) -> AsyncIterator[list[AgentEvent]]:
         """Iterate the run's events in batches: what is queued now, `[]` after `interval` idle.

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from aiohttp import web
 
+from rxagent.errors import ApiError as ApiError
+from rxagent.errors import StoreUnavailableError
 from rxagent.server._schemas import SESSION_ID_PATTERN
-from rxagent.state._store_common import StoreUnavailableError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from pydantic import ValidationError
 
 __all__ = [
-    "ApiError",
     "busy",
     "check_json_type",
     "check_session_id",
     "clip",
+    "error_response",
     "invalid_body",
     "no_session",
     "server_failure",
@@ -38,46 +39,9 @@ STORE_RETRY_AFTER_S: Final = "5"
 """The `Retry-After` of a 503 `store_unavailable`."""
 
 
-class ApiError(Exception):
-    """An error a route answers with: an HTTP status and a typed JSON body.
-
-    The body is `{"error": {"code": code, "message": message, "field": field}}`; the OpenAI
-    route renders the same error in OpenAI's error body instead.
-
-    Example:
-        ```python
-        from rxagent.server import ApiError
-
-        error = ApiError(404, "agent_not_found", "no agent 'x'", field="name")
-        assert error.body() == {
-            "error": {"code": "agent_not_found", "message": "no agent 'x'", "field": "name"}
-        }
-        ```
-    """
-
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        field: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.field = field
-        self.headers: dict[str, str] = dict(headers or {})
-
-    def body(self) -> dict[str, Any]:
-        """The typed JSON body."""
-        return {"error": {"code": self.code, "message": self.message, "field": self.field}}
-
-    def response(self) -> web.Response:
-        """The error as an aiohttp response (status, JSON body, headers)."""
-        return web.json_response(self.body(), status=self.status, headers=self.headers)
+def error_response(error: ApiError) -> web.Response:
+    """`error` as an aiohttp response: its status, its typed JSON body and its headers."""
+    return web.json_response(error.body(), status=error.status, headers=error.headers)
 
 
 def _field_of(loc: Sequence[int | str]) -> str | None:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
-from rxagent.errors import ErrorCode
-from rxagent.server._core import SERVER_KEY, ApiError
+from rxagent.errors import ApiError, ErrorCode
+from rxagent.server._core import SERVER_KEY
 from rxagent.server._errors import clip, server_failure
 from rxagent.server._openai_errors import error_body, invalid, run_error
 from rxagent.server._openai_messages import new_input

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from rxagent.errors import ErrorCode
-from rxagent.server._core import ApiError
+from rxagent.errors import ApiError, ErrorCode
 
 if TYPE_CHECKING:
-    from rxagent.result import AgentError
+    from rxagent.result import ErrorInfo
 
 __all__ = [
     "error_body",
@@ -124,7 +123,7 @@ def error_body(error: ApiError) -> dict[str, Any]:
 
     Example:
         ```python
-        from rxagent.server._core import ApiError
+        from rxagent.errors import ApiError
         from rxagent.server._openai_errors import error_body
 
         body = error_body(ApiError(404, "agent_not_found", "no agent 'x'", field="model"))
@@ -142,16 +141,16 @@ def error_body(error: ApiError) -> dict[str, Any]:
     }
 
 
-def run_error(error: AgentError, agent: str) -> ApiError:
+def run_error(error: ErrorInfo, agent: str) -> ApiError:
     """A failed run as an `ApiError`: its status and code from the run's `ErrorCode`.
 
     Example:
         ```python
         from rxagent.errors import ErrorCode
-        from rxagent.result import AgentError
+        from rxagent.result import ErrorInfo
         from rxagent.server._openai_errors import run_error
 
-        failed = AgentError(code=ErrorCode.RATE_LIMITED, message="slow down", source="model")
+        failed = ErrorInfo(code=ErrorCode.RATE_LIMITED, message="slow down", source="model")
         err = run_error(failed, "helper")
         assert (err.status, err.code) == (429, "rate_limit_exceeded")
         assert err.message.startswith("The agent 'helper' failed (RATE_LIMITED, model): ")

@@ -26,8 +26,8 @@ from rxagent.server._openai_errors import (
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from rxagent.errors import ApiError
     from rxagent.messages import Msg
-    from rxagent.server._core import ApiError
 
 __all__ = ["new_input", "read_messages"]
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rxagent.events import BaseEvent
-    from rxagent.result import AgentError, AgentResult
+    from rxagent.result import AgentResult, ErrorInfo
 
 __all__ = ["PublicErrors", "public_message"]
 
@@ -85,7 +85,7 @@ class PublicErrors:
             logger.warning("model failure %s (%s): %s", found, where, message)
         return found
 
-    def _public(self, error: AgentError, where: str) -> AgentError:
+    def _public(self, error: ErrorInfo, where: str) -> ErrorInfo:
         request_id = self._request_id(error.message, where)
         return error.model_copy(update={"message": public_message(error.code, request_id)})
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Final
 from aiohttp import http_exceptions, web
 from aiohttp.web_protocol import RequestHandler
 
-from rxagent.server._errors import ApiError
+from rxagent.errors import ApiError
+from rxagent.server._errors import error_response
 
 if TYPE_CHECKING:
     from aiohttp.web_request import BaseRequest
@@ -92,7 +93,7 @@ class JsonErrorHandler(RequestHandler):
             self.logger.info("refused a request from %s: %s", request.remote, error.message)
         if request.writer.output_size > 0:  # the answer has begun: the connection is broken
             raise ConnectionError("the response has begun; no error answer can follow it")
-        response = error.response()
+        response = error_response(error)
         response.force_close()
         return response
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from rxagent.errors import ApprovalError, SessionBusyError
+from rxagent.errors import ApiError, ApprovalError, SessionBusyError
 from rxagent.server._core import SERVER_KEY, Principal, ServerContext
-from rxagent.server._errors import ApiError, busy, check_session_id
+from rxagent.server._errors import busy, check_session_id
 from rxagent.server._public import PublicErrors
 from rxagent.server._schemas import (
     ApprovalRequest,

@@ -5,11 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Final, Literal
 
-from rxagent.errors import ConcurrentModificationError
+from rxagent.errors import ApiError, ConcurrentModificationError, ControlMessageTooLargeError
 from rxagent.server._auth import ANONYMOUS
-from rxagent.server._errors import ApiError, busy, no_session
+from rxagent.server._errors import busy, no_session
 from rxagent.state import AgentState, ControlMessage
-from rxagent.state._control_pg import ControlMessageTooLargeError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

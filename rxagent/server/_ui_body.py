@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rxagent.errors import ApiError
 from rxagent.messages import Block, ImageBlock, Msg, TextBlock
-from rxagent.server._core import ApiError
 from rxagent.server._schemas import SESSION_ID_PATTERN, RunInput
 
 __all__ = ["UIMessageIn", "UIRunBody"]

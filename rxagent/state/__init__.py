@@ -1,11 +1,12 @@
 """Session state: the versioned `AgentState` and the stores that keep it."""
 
+from rxagent.errors import ControlMessageTooLargeError as ControlMessageTooLargeError
+from rxagent.errors import StoreUnavailableError as StoreUnavailableError
 from rxagent.state._control import ControlChannel as ControlChannel
 from rxagent.state._control import ControlHandler as ControlHandler
 from rxagent.state._control import ControlMessage as ControlMessage
 from rxagent.state._control import InProcessControl as InProcessControl
 from rxagent.state._control import Subscription as Subscription
-from rxagent.state._control_pg import ControlMessageTooLargeError as ControlMessageTooLargeError
 from rxagent.state._control_pg import PostgresControl as PostgresControl
 from rxagent.state._control_redis import RedisControl as RedisControl
 from rxagent.state._open import STORE_SCHEMES as STORE_SCHEMES
@@ -25,7 +26,6 @@ from rxagent.state._state import register_migration as register_migration
 from rxagent.state._store import InMemoryStore as InMemoryStore
 from rxagent.state._store import SessionStore as SessionStore
 from rxagent.state._store import StoredState as StoredState
-from rxagent.state._store_common import StoreUnavailableError as StoreUnavailableError
 
 __all__ = [
     "DEFAULT_SQLITE_PATH",

@@ -167,10 +167,6 @@ HEALTH_CHECK_S: Final = 30.0
 """After this long without traffic, a listener checks that its connection is still alive."""
 
 
-class ConnectionLostError(Exception):
-    """A listener's connection is gone (or stopped answering): the listener reconnects."""
-
-
 def reconnect_delays() -> Iterator[float]:
     """Seconds to wait before each reconnection attempt: none, then doubling, with ±25% jitter."""
     yield 0.0

@@ -6,8 +6,9 @@ import asyncio
 import re
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
-from rxagent.errors import ConfigurationError
-from rxagent.state._control import HEALTH_CHECK_S, ConnectionLostError, _RemoteControl
+from rxagent.errors import ConfigurationError, ConnectionLostError
+from rxagent.errors import ControlMessageTooLargeError as ControlMessageTooLargeError
+from rxagent.state._control import HEALTH_CHECK_S, _RemoteControl
 from rxagent.state._postgres import unreachable_errors
 from rxagent.state._store_common import CONNECT_TIMEOUT_S, redact, unavailable
 
@@ -16,26 +17,13 @@ if TYPE_CHECKING:
 
     from rxagent.state._control import ControlMessage
 
-__all__ = ["ControlMessageTooLargeError", "PostgresControl"]
+__all__ = ["PostgresControl"]
 
 NOTIFY_LIMIT_BYTES: Final = 8000
 """PostgreSQL refuses a NOTIFY payload of this many bytes or more."""
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _PING_TIMEOUT_S: Final = 10.0
 _CLOSE_TIMEOUT_S: Final = 5.0
-
-
-class ControlMessageTooLargeError(ConfigurationError):
-    """A control message is too large for the channel (PostgreSQL NOTIFY: under 8000 bytes).
-
-    Example:
-        ```python
-        from rxagent.errors import ConfigurationError
-        from rxagent.state._control_pg import ControlMessageTooLargeError
-
-        assert issubclass(ControlMessageTooLargeError, ConfigurationError)
-        ```
-    """
 
 
 def _asyncpg() -> Any:

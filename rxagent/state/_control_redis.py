@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
-from rxagent.errors import ConfigurationError
-from rxagent.state._control import HEALTH_CHECK_S, ConnectionLostError, _RemoteControl
+from rxagent.errors import ConfigurationError, ConnectionLostError
+from rxagent.state._control import HEALTH_CHECK_S, _RemoteControl
 from rxagent.state._store_common import CONNECT_TIMEOUT_S, redact, unavailable
 
 if TYPE_CHECKING:

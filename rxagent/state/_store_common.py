@@ -13,12 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from rxagent.errors import (
-    ConcurrentModificationError,
-    ConfigurationError,
-    RxAgentError,
-    StateVersionError,
-)
+from rxagent.errors import ConcurrentModificationError, ConfigurationError, StateVersionError
+from rxagent.errors import StoreUnavailableError as StoreUnavailableError
 from rxagent.state import _state
 from rxagent.state._state import AgentState, migrate_state
 
@@ -28,29 +24,12 @@ if TYPE_CHECKING:
 
     from rxagent.state._control import ControlChannel
 
-__all__ = ["CONNECT_TIMEOUT_S", "ConnectedStore", "StoreUnavailableError", "unavailable"]
+__all__ = ["CONNECT_TIMEOUT_S", "ConnectedStore", "unavailable"]
 
 T = TypeVar("T")
 
 CONNECT_TIMEOUT_S: Final = 10.0
 """How long a store or control channel waits for its server to accept a connection, by default."""
-
-
-class StoreUnavailableError(RxAgentError):
-    """A session store (or its control channel) cannot be reached now: retry later.
-
-    Its server is down, restarting, unreachable or out of connections. The message names the
-    store (password redacted) and the underlying error; the server answers it with a 503
-    `store_unavailable`, without those details.
-
-    Example:
-        ```python
-        from rxagent.errors import RxAgentError
-        from rxagent.state._store_common import StoreUnavailableError
-
-        assert issubclass(StoreUnavailableError, RxAgentError)
-        ```
-    """
 
 
 def unavailable(store: object, exc: BaseException) -> StoreUnavailableError:

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Final
 from rxagent._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from rxagent.errors import EventProtocolError as EventProtocolError
+    from rxagent.errors import ScriptExhaustedError as ScriptExhaustedError
     from rxagent.testing._builders import Turn as Turn
     from rxagent.testing._builders import text as text
     from rxagent.testing._builders import thinking as thinking
@@ -45,8 +47,6 @@ if TYPE_CHECKING:
     from rxagent.testing._models import FunctionModel as FunctionModel
     from rxagent.testing._models import ModelRequest as ModelRequest
     from rxagent.testing._models import ScriptedModel as ScriptedModel
-    from rxagent.testing._models import ScriptExhaustedError as ScriptExhaustedError
-    from rxagent.testing._protocol import EventProtocolError as EventProtocolError
     from rxagent.testing._protocol import assert_event_protocol as assert_event_protocol
     from rxagent.testing._recorder import EventRecorder as EventRecorder
     from rxagent.testing.tools import add as add
@@ -63,8 +63,8 @@ _EXPORTS: Final[dict[str, str]] = {
     "FunctionModel": "rxagent.testing._models",
     "ModelRequest": "rxagent.testing._models",
     "ScriptedModel": "rxagent.testing._models",
-    "ScriptExhaustedError": "rxagent.testing._models",
-    "EventProtocolError": "rxagent.testing._protocol",
+    "EventProtocolError": "rxagent.errors",
+    "ScriptExhaustedError": "rxagent.errors",
     "assert_event_protocol": "rxagent.testing._protocol",
     "EventRecorder": "rxagent.testing._recorder",
     "add": "rxagent.testing.tools",

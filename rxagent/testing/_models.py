@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, final
 
-from rxagent.errors import ProviderError
+from rxagent.errors import ScriptExhaustedError as ScriptExhaustedError
 from rxagent.messages import Block, Msg, thaw
 from rxagent.models.base import FinishDelta, ModelDelta, ModelOptions, ToolSchema, UsageDelta
 from rxagent.testing._builders import PreparedTurn, Turn, prepare_turn
@@ -24,7 +24,6 @@ __all__ = [
     "FunctionModel",
     "ModelFunction",
     "ModelRequest",
-    "ScriptExhaustedError",
     "ScriptedModel",
 ]
 
@@ -82,39 +81,6 @@ class ModelRequest:
         """
         found = self.options.response_format
         return None if found is None else thaw(found)
-
-
-class ScriptExhaustedError(ProviderError):
-    """A `ScriptedModel` was called more times than it has turns.
-
-    It is a `ProviderError`, so inside a run it fails the run with `ErrorCode.PROVIDER_ERROR`.
-
-    Attributes:
-        model: The model's name.
-        scripted: How many turns the script has.
-        call: The failing call's number, from 1.
-
-    Example:
-        ```python
-        from rxagent.errors import ErrorCode
-        from rxagent.testing import ScriptExhaustedError
-
-        err = ScriptExhaustedError("scripted", scripted=1, call=2)
-        assert err.code is ErrorCode.PROVIDER_ERROR and "has 1 scripted turn" in str(err)
-        ```
-    """
-
-    def __init__(self, model: str, *, scripted: int, call: int) -> None:
-        turns = "turn" if scripted == 1 else "turns"
-        super().__init__(
-            f"ScriptedModel {model!r} has {scripted} scripted {turns}, but model call #{call} "
-            f"asked for turn #{call}; add turns to the script, or call reset() to replay it",
-            source="model",
-            recoverable=False,
-        )
-        self.model = model
-        self.scripted = scripted
-        self.call = call
 
 
 async def _play(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, NoReturn
 
+from rxagent.errors import EventProtocolError as EventProtocolError
 from rxagent.events import (
     ActingChunkEvent,
     ApprovalRequestedEvent,
@@ -48,7 +49,7 @@ from rxagent.events import (
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["EventProtocolError", "assert_event_protocol"]
+__all__ = ["assert_event_protocol"]
 
 SEQ: Final = "seq strictly increasing"
 STEP: Final = "step never decreases"
@@ -67,35 +68,6 @@ APPROVAL_UNIQUE: Final = "approval ids unique"
 APPROVAL_PENDING: Final = "announced approvals pending at PostCall"
 
 _CONTEXT_BEFORE: Final = 3
-
-
-class EventProtocolError(AssertionError):
-    """A sequence of events breaks the event protocol.
-
-    Attributes:
-        invariant: The name of the broken invariant (see `assert_event_protocol`).
-        position: The offending event's position in the sequence (None when the sequence is empty).
-        event: The offending event, when there is one.
-
-    Example:
-        ```python
-        from rxagent.events import PreReasoningEvent
-        from rxagent.testing import EventProtocolError, assert_event_protocol
-
-        try:
-            assert_event_protocol([PreReasoningEvent(messages=[], seq=0)])
-        except EventProtocolError as exc:
-            assert exc.invariant == "exactly one PreCall, first" and exc.position == 0
-        ```
-    """
-
-    def __init__(
-        self, invariant: str, message: str, *, position: int | None, event: BaseEvent | None
-    ) -> None:
-        super().__init__(message)
-        self.invariant = invariant
-        self.position = position
-        self.event = event
 
 
 def _describe(position: int, event: BaseEvent) -> str:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from rxagent.events import BaseEvent
-from rxagent.hooks import OnError, resolve_event_types
+from rxagent.hooks._hook import _resolve_event_types
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from rxagent.hooks import OnError
 
 __all__ = ["EventRecorder"]
 
@@ -56,7 +58,7 @@ class EventRecorder:
         self.priority = priority
         self.name = name
         self.on_error: OnError = "isolate"
-        self.events: frozenset[type[BaseEvent]] | None = resolve_event_types(event_types)
+        self.events: frozenset[type[BaseEvent]] | None = _resolve_event_types(event_types)
         self.recorded: list[BaseEvent] = []
         """The events seen, in order."""
 

@@ -36,7 +36,7 @@ from rxagent.models.base import (
     ToolSchema,
     Usage,
 )
-from rxagent.result import AgentError, AgentResult, StopReason
+from rxagent.result import AgentResult, ErrorInfo, StopReason
 from rxagent.testing._strategies_messages import (
     Draw,
     SearchStrategy,
@@ -189,7 +189,7 @@ def _assistant_messages() -> SearchStrategy[Msg]:
 
 @functools.cache
 def _result_fields() -> SearchStrategy[dict[str, Any]]:
-    error = st.builds(AgentError, code=st.sampled_from(ErrorCode), message=words, source=idents)
+    error = st.builds(ErrorInfo, code=st.sampled_from(ErrorCode), message=words, source=idents)
     return st.fixed_dictionaries(
         {
             "output": st.none() | json_values(),

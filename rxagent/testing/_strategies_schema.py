@@ -18,11 +18,12 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from rxagent.errors import UnsupportedSchemaError as UnsupportedSchemaError
 from rxagent.models.base import ToolSchema
 from rxagent.testing._strategies_messages import SearchStrategy, json_values, name_args
 from rxagent.tools import Tool
 
-__all__ = ["UnsupportedSchemaError", "arguments_for_schema", "tool_args"]
+__all__ = ["arguments_for_schema", "tool_args"]
 
 _ANNOTATIONS: Final = frozenset(
     {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
@@ -45,27 +46,6 @@ _FORMATS: Final[dict[str, SearchStrategy[str]]] = {
 }
 _MAX_ITEMS: Final = 3
 _MAX_TEXT: Final = 20
-
-
-class UnsupportedSchemaError(ValueError):
-    """A tool's parameter schema uses JSON Schema the strategies cannot draw values for.
-
-    Example:
-        ```python
-        import pytest
-        from rxagent.testing.strategies import UnsupportedSchemaError, tool_args
-        from rxagent.tools import Tool
-
-        odd = Tool.from_schema(
-            name="odd",
-            description="Takes a multiple of 3.",
-            parameters={"type": "object", "properties": {"n": {"multipleOf": 3}}},
-            fn=lambda arguments: arguments["n"],
-        )
-        with pytest.raises(UnsupportedSchemaError, match="multipleOf"):
-            tool_args(odd)
-        ```
-    """
 
 
 def _at(where: str, part: str) -> str:

@@ -43,6 +43,7 @@ except ModuleNotFoundError as exc:  # only hypothesis itself: a broken install s
         name=__name__,
     ) from exc
 
+from rxagent.errors import UnsupportedSchemaError as UnsupportedSchemaError
 from rxagent.messages import ToolUseBlock
 from rxagent.models.base import ToolSchema
 from rxagent.testing._builders import Turn, text, thinking
@@ -59,7 +60,6 @@ from rxagent.testing._strategies_messages import json_values as json_values
 from rxagent.testing._strategies_messages import messages as messages
 from rxagent.testing._strategies_messages import text_blocks as text_blocks
 from rxagent.testing._strategies_output import output_models as output_models
-from rxagent.testing._strategies_schema import UnsupportedSchemaError as UnsupportedSchemaError
 from rxagent.testing._strategies_schema import tool_args as tool_args
 from rxagent.tools import Tool
 

@@ -31,9 +31,6 @@ Example:
     ```
 """
 
-from rxagent.tokens._bound import message_bound as message_bound
-from rxagent.tokens._bound import request_bound as request_bound
-from rxagent.tokens._bound import tools_bound as tools_bound
 from rxagent.tokens._counter import TokenCounter as TokenCounter
 from rxagent.tokens._counter import counter_for as counter_for
 from rxagent.tokens._encodings import CountingMethod as CountingMethod
@@ -44,7 +41,4 @@ __all__ = [
     "TokenCounter",
     "counter_for",
     "estimate_tokens",
-    "message_bound",
-    "request_bound",
-    "tools_bound",
 ]

@@ -85,7 +85,8 @@ def request_bound(messages: Iterable[Msg], tools: Sequence[ToolSchema]) -> int:
     Example:
         ```python
         from rxagent import Msg
-        from rxagent.tokens import counter_for, request_bound
+        from rxagent.tokens import counter_for
+        from rxagent.tokens._bound import request_bound
 
         history = [Msg.system("Be brief."), Msg.user("漢字 and emoji 🙂")]
         assert request_bound(history, ()) >= counter_for("gpt-4o").count_messages(history)

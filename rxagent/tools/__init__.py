@@ -13,7 +13,6 @@ from rxagent.tools._inject import Injected as Injected
 from rxagent.tools._inject import SessionId as SessionId
 from rxagent.tools._outcome import ToolOutcome as ToolOutcome
 from rxagent.tools._result import ToolResult as ToolResult
-from rxagent.tools._schema import parse_docstring as parse_docstring
 from rxagent.tools._tool import Tool as Tool
 from rxagent.tools._tool import tool as tool
 from rxagent.tools._toolkit import Toolkit as Toolkit
@@ -28,6 +27,5 @@ __all__ = [
     "ToolResult",
     "Toolkit",
     "Toolset",
-    "parse_docstring",
     "tool",
 ]

@@ -24,7 +24,6 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "Injected",
-    "MissingInjection",
     "SessionId",
     "find_injection",
     "has_json_schema",
@@ -117,7 +116,7 @@ class SessionId(str):
 _JSON_SCALARS: Final[frozenset[type[Any]]] = frozenset({str, int, float, bool, list, dict})
 
 
-class MissingInjection(Exception):
+class _MissingInjection(Exception):
     """An injected parameter had no value at call time; the message says how to supply it."""
 
 

@@ -17,7 +17,7 @@ from rxagent.errors import ToolDefinitionError
 if typing.TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
-__all__ = ["InvalidArguments", "SchemaBinder"]
+__all__ = ["SchemaBinder"]
 
 _JSON_TYPES: Final[Mapping[str, type[Any] | tuple[type[Any], ...]]] = MappingProxyType(
     {
@@ -32,7 +32,7 @@ _JSON_TYPES: Final[Mapping[str, type[Any] | tuple[type[Any], ...]]] = MappingPro
 )
 
 
-class InvalidArguments(Exception):
+class _InvalidArguments(Exception):
     """The model's arguments do not match the schema; `problems` lists them, one per field."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -97,7 +97,7 @@ class SchemaBinder:
         """Return `([arguments], {})`: the checked arguments with the preset merged in.
 
         Raises:
-            InvalidArguments: Listing each field that is missing, unknown or of the wrong type.
+            _InvalidArguments: Listing each field that is missing, unknown or of the wrong type.
         """
         del inject  # such tools have no injected parameters
         schema = self.parameters
@@ -116,7 +116,7 @@ class SchemaBinder:
             if expected is not None:
                 problems.append(f"{name}: {expected}")
         if problems:
-            raise InvalidArguments(problems)
+            raise _InvalidArguments(problems)
         shown = {k: v for k, v in self.preset.items() if k in self.visible}
         hidden = {k: v for k, v in self.preset.items() if k not in self.visible}
         return [{**shown, **arguments, **hidden}], {}  # the model's argument wins over `shown`

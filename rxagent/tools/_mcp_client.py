@@ -25,8 +25,8 @@ import anyio
 import mcp.types as mcp_types
 from mcp import ClientSession, MCPError
 
+from rxagent.errors import MCPConnectionError
 from rxagent.tools._mcp_transport import WatchedStream
-from rxagent.tools.mcp import MCPConnectionError
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -24,7 +24,7 @@ from pydantic.json_schema import PydanticJsonSchemaWarning
 from rxagent.context import NOT_FOUND
 from rxagent.errors import ToolDefinitionError
 from rxagent.tools._inject import (
-    MissingInjection,
+    _MissingInjection,
     find_injection,
     has_json_schema,
     injection_key,
@@ -78,7 +78,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
     Example:
         ```python
-        from rxagent.tools import parse_docstring
+        from rxagent.tools._schema import parse_docstring
 
         doc = (
             "Search the web.\n\n"
@@ -172,7 +172,7 @@ class ArgumentBinder:
 
         Raises:
             pydantic.ValidationError: When the arguments do not match the schema.
-            MissingInjection: When an injected parameter without a default has no value.
+            _MissingInjection: When an injected parameter without a default has no value.
         """
         values = self.model.model_validate(arguments).__dict__
         args: list[Any] = []
@@ -190,7 +190,7 @@ class ArgumentBinder:
                 value = find_injection(slot.inject, inject)
                 if value is NOT_FOUND:
                     if slot.default is _NO_DEFAULT:
-                        raise MissingInjection(missing_injection_message(slot.name, slot.inject))
+                        raise _MissingInjection(missing_injection_message(slot.name, slot.inject))
                     if not slot.positional:
                         continue  # leave it to the Python default
                     value = slot.default

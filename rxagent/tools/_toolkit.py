@@ -21,8 +21,8 @@ from rxagent.errors import ErrorCode, ToolDefinitionError
 from rxagent.messages import ToolResultBlock, ToolUseBlock, thaw
 from rxagent.tools._execute import ProgressSink, invoke, run_progress
 from rxagent.tools._groups import GROUP_TOOL_NAME, GroupedTools, run_group_tool
-from rxagent.tools._inject import MissingInjection
-from rxagent.tools._jsonargs import InvalidArguments
+from rxagent.tools._inject import _MissingInjection
+from rxagent.tools._jsonargs import _InvalidArguments
 from rxagent.tools._outcome import (
     ToolOutcome,
     describe,
@@ -323,9 +323,9 @@ class Toolkit(GroupedTools, ToolsetSlots):
             args, kwargs = found._binder.bind(thaw(call.input), inject)
         except ValidationError as exc:
             return failed(call, start, invalid_arguments(call.name, problems(exc)), ran=False)
-        except InvalidArguments as exc:
+        except _InvalidArguments as exc:
             return failed(call, start, invalid_arguments(call.name, exc.problems), ran=False)
-        except MissingInjection as exc:
+        except _MissingInjection as exc:
             return failed(call, start, f"Tool '{call.name}' cannot run: {exc}", ran=False)
         limit = found.timeout if found.timeout is not None else timeout
         scope = asyncio.timeout(limit)

@@ -22,7 +22,8 @@ import sys
 import typing
 from typing import TYPE_CHECKING, Any, Final, Self, TextIO
 
-from rxagent.errors import ConfigurationError, RxAgentError
+from rxagent.errors import ConfigurationError
+from rxagent.errors import MCPConnectionError as MCPConnectionError
 from rxagent.tools._result import ToolResult
 from rxagent.tools._tool import Tool, _check_timeout
 
@@ -40,21 +41,6 @@ __all__ = ["MCPConnectionError", "MCPToolset"]
 
 _INSTALL: Final = "pip install 'rxagent[mcp]'"
 _CONNECT_TIMEOUT: Final = 30.0
-
-
-class MCPConnectionError(RxAgentError, ConnectionError):
-    """An MCP server could not be reached, or its connection failed during a call.
-
-    Entering a toolset raises it when the server cannot be started or reached. Inside a run it
-    is never raised: a call whose connection fails gets a `TOOL_ERROR` result naming it.
-
-    Example:
-        ```python
-        from rxagent.tools.mcp import MCPConnectionError
-
-        assert issubclass(MCPConnectionError, ConnectionError)
-        ```
-    """
 
 
 @typing.final

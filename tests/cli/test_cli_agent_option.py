@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from rxagent import PostCallEvent
-from rxagent.cli._common import CliError, load_agent
+from rxagent.cli._common import load_agent
+from rxagent.errors import CliError
 
 AGENTS = """
 from rxagent import ReActAgent

@@ -10,7 +10,7 @@ from typing import Any
 
 from rxagent import AgentResult, ErrorCode, Msg, PostCallEvent
 from rxagent.cli._turn import summary_line
-from rxagent.result import AgentError
+from rxagent.result import ErrorInfo
 from rxagent.testing import assert_event_protocol, tool_call
 
 SUMMARY = re.compile(
@@ -215,7 +215,7 @@ def test_the_summary_line_of_a_turn_that_did_not_succeed() -> None:
     failed: AgentResult[str] = AgentResult(
         reply=Msg.assistant(""),
         ok=False,
-        error=AgentError(code=ErrorCode.AUTH, message="bad key"),
+        error=ErrorInfo(code=ErrorCode.AUTH, message="bad key"),
         steps=1,
         session_id="s",
     )
@@ -225,7 +225,7 @@ def test_the_summary_line_of_a_turn_that_did_not_succeed() -> None:
     interrupted = failed.model_copy(
         update={
             "interrupted": True,
-            "error": AgentError(code=ErrorCode.INTERRUPTED, message="Ctrl-C"),
+            "error": ErrorInfo(code=ErrorCode.INTERRUPTED, message="Ctrl-C"),
             "tools_used": ("read", "read"),
         }
     )

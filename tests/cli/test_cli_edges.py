@@ -152,10 +152,10 @@ def test_a_state_is_shown_from_any_store(cli, monkeypatch) -> None:
 def test_a_timed_out_run_is_a_failure_not_an_interrupt() -> None:
     from rxagent import AgentResult, ErrorCode, Msg
     from rxagent.cli._turn import describe_failure, exit_code_of
-    from rxagent.result import AgentError
+    from rxagent.result import ErrorInfo
 
     def result(code: ErrorCode) -> AgentResult[None]:
-        error = AgentError(code=code, message="stopped")
+        error = ErrorInfo(code=code, message="stopped")
         return AgentResult(reply=Msg.assistant("x"), ok=False, interrupted=True, error=error)
 
     timed_out = result(ErrorCode.TIMEOUT)

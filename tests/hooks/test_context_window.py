@@ -29,13 +29,11 @@ from rxagent.hooks.builtin import (
     SUMMARY_INSTRUCTIONS,
     ContextWindow,
     context_window_for,
-    render_transcript,
-    summarize_span,
-    summary_message,
-    system_prompt_length,
     trim_to_budget,
-    truncate_tool_message,
 )
+from rxagent.hooks.builtin._summary import render_transcript, summarize_span, summary_message
+from rxagent.hooks.builtin._trim import system_prompt_length
+from rxagent.hooks.builtin._truncate import truncate_tool_message
 from rxagent.messages import ImageBlock, TextBlock, ThinkingBlock
 from rxagent.models import ModelOptions, ToolSchema
 from rxagent.testing import FunctionModel, ScriptedModel, assert_event_protocol, tool_call

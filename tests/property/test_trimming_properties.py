@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from rxagent import Msg, ToolResultBlock, ToolUseBlock
 from rxagent.errors import ContextTooLongError
-from rxagent.hooks.builtin import system_prompt_length, trim_to_budget
+from rxagent.hooks.builtin import trim_to_budget
+from rxagent.hooks.builtin._trim import system_prompt_length
 from rxagent.messages import ImageBlock, TextBlock
 from rxagent.testing import strategies as rst
 from rxagent.tokens import counter_for

@@ -7,11 +7,10 @@ from typing import Any
 import pytest
 
 from rxagent import PostCallEvent, ReActAgent, hook, tool
-from rxagent.errors import ErrorCode
+from rxagent.errors import ApiError, ErrorCode
 from rxagent.messages import Msg, TextBlock, ThinkingBlock
 from rxagent.models import Usage
-from rxagent.result import AgentError, AgentResult
-from rxagent.server._core import ApiError
+from rxagent.result import AgentResult, ErrorInfo
 from rxagent.server._openai_errors import error_body, run_error
 from rxagent.server._openai_response import ChunkStream, completion_body, finish_reason
 from rxagent.testing import ScriptedModel, thinking, tool_call
@@ -164,7 +163,7 @@ def test_error_body_translates_core_codes():
     ],
 )
 def test_run_errors_map_to_statuses(code: ErrorCode, status: int, wire: str):
-    error = run_error(AgentError(code=code, message="boom", source="model"), "bot")
+    error = run_error(ErrorInfo(code=code, message="boom", source="model"), "bot")
     assert (error.status, error.code) == (status, wire)
     assert "boom" in error.message
 
@@ -194,7 +193,7 @@ def test_what_a_finished_run_answers_with():
         ok=False,
         interrupted=True,
         stop_reason="interrupted",
-        error=AgentError(code=ErrorCode.INTERRUPTED, message="stop"),
+        error=ErrorInfo(code=ErrorCode.INTERRUPTED, message="stop"),
     )
     assert _failure(interrupted, "bot", ephemeral=True) is None
     parked = result_of(Msg.assistant(""), pending_approvals=("a1",), stop_reason="approval_pending")

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from rxagent.errors import ApiError
 from rxagent.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from rxagent.models import ModelOptions
-from rxagent.server._core import ApiError
 from rxagent.server._openai_messages import new_input
 from rxagent.server._openai_request import read_chat_request
 

@@ -19,9 +19,10 @@ from server_helpers import (  # type: ignore[import-not-found]
 )
 
 from rxagent import EVENT_ADAPTER, AgentState, ErrorEvent, InMemoryStore, ReActAgent, tool
+from rxagent.errors import StoreUnavailableError
 from rxagent.server import OWNER_KEY, SERVER_KEY, ServerConfig, create_app
 from rxagent.state import InProcessControl, PostgresStore, SQLiteStore
-from rxagent.state._store_common import StoreUnavailableError, unavailable
+from rxagent.state._store_common import unavailable
 from rxagent.testing import ScriptedModel, tool_call
 
 RUNS = "/v1/agents/bot/runs"

@@ -9,7 +9,7 @@ import pytest
 from multidict import CIMultiDict
 from server_helpers import serving  # type: ignore[import-not-found]
 
-from rxagent import AgentError, AgentResult, ErrorCode, Msg, ReActAgent
+from rxagent import AgentResult, ErrorCode, ErrorInfo, Msg, ReActAgent
 from rxagent.server import RedactingFilter, create_app, serve
 from rxagent.server._public import PublicErrors
 from rxagent.state._shield import complete_despite_cancel
@@ -50,7 +50,7 @@ async def test_a_body_declared_as_something_else_than_json_is_a_415(content_type
 
 
 def _failed(message: str, reply: str, source: str = "model") -> AgentResult[Any]:
-    error = AgentError(code=ErrorCode.AUTH, message=message, source=source)
+    error = ErrorInfo(code=ErrorCode.AUTH, message=message, source=source)
     return AgentResult(reply=Msg.assistant(reply), ok=False, error=error, stop_reason="error")
 
 

@@ -29,7 +29,7 @@ from rxagent.errors import ErrorCode
 from rxagent.events import ActingChunkEvent, ErrorEvent, InterruptedEvent, RetryEvent
 from rxagent.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import TextDelta, ThinkingDelta, ToolCallDelta, Usage
-from rxagent.result import AgentError, AgentResult
+from rxagent.result import AgentResult, ErrorInfo
 from rxagent.server._ui_chunks import UIMessageStreamTranslator
 from rxagent.server._ui_wire import DONE_FRAME, encode_ui_chunk, encode_ui_chunks
 from rxagent.testing import ScriptedModel, text, thinking, tool_call
@@ -579,7 +579,7 @@ def test_retries_tool_progress_of_unknown_calls_and_interrupted_streams():
     assert feed.translator.translate(child) == []  # a nested agent's events are not parts
     progress = feed(ActingChunkEvent, tool_call_id="zz", tool_name="t", chunk=(1, 2))
     assert progress[0]["data"]["chunk"] == [1, 2]
-    error = AgentError(code=ErrorCode.INTERRUPTED, message="stop")
+    error = ErrorInfo(code=ErrorCode.INTERRUPTED, message="stop")
     final = feed.post_call(
         "stop", ok=False, error=error, interrupted=True, stop_reason="interrupted"
     )

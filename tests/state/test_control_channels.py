@@ -19,10 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rxagent import ReActAgent
-from rxagent.errors import ConfigurationError, ErrorCode
+from rxagent.errors import ConfigurationError, ErrorCode, StoreUnavailableError
 from rxagent.server import serve_control
 from rxagent.state import ControlMessage, PostgresControl, RedisControl
-from rxagent.state._store_common import StoreUnavailableError
 from rxagent.testing import FunctionModel
 
 WAIT_S = 10.0  # a hang guard for one awaited event, never a speed check

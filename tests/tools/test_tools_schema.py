@@ -15,7 +15,8 @@ from typing_extensions import TypedDict as TypedDictForPydantic
 
 from rxagent.errors import ToolDefinitionError
 from rxagent.models.base import ToolSchema
-from rxagent.tools import Injected, Tool, parse_docstring, tool
+from rxagent.tools import Injected, Tool, tool
+from rxagent.tools._schema import parse_docstring
 
 if typing.TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator

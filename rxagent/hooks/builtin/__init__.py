@@ -10,16 +10,10 @@ from rxagent.hooks.builtin._summary import SUMMARIES_KEY as SUMMARIES_KEY
 from rxagent.hooks.builtin._summary import SUMMARY_HEADER as SUMMARY_HEADER
 from rxagent.hooks.builtin._summary import SUMMARY_INSTRUCTIONS as SUMMARY_INSTRUCTIONS
 from rxagent.hooks.builtin._summary import SUMMARY_MESSAGE_TOKENS as SUMMARY_MESSAGE_TOKENS
-from rxagent.hooks.builtin._summary import render_transcript as render_transcript
-from rxagent.hooks.builtin._summary import span_key as span_key
-from rxagent.hooks.builtin._summary import summarize_span as summarize_span
-from rxagent.hooks.builtin._summary import summary_message as summary_message
 from rxagent.hooks.builtin._trim import TrimResult as TrimResult
-from rxagent.hooks.builtin._trim import system_prompt_length as system_prompt_length
 from rxagent.hooks.builtin._trim import trim_to_budget as trim_to_budget
 from rxagent.hooks.builtin._truncate import MIN_TOOL_RESULT_TOKENS as MIN_TOOL_RESULT_TOKENS
 from rxagent.hooks.builtin._truncate import TRUNCATION_MARKER as TRUNCATION_MARKER
-from rxagent.hooks.builtin._truncate import truncate_tool_message as truncate_tool_message
 from rxagent.hooks.builtin._windows import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
 from rxagent.hooks.builtin._windows import KNOWN_CONTEXT_WINDOWS as KNOWN_CONTEXT_WINDOWS
 from rxagent.hooks.builtin._windows import context_window_for as context_window_for
@@ -44,11 +38,5 @@ __all__ = [
     "Strategy",
     "TrimResult",
     "context_window_for",
-    "render_transcript",
-    "span_key",
-    "summarize_span",
-    "summary_message",
-    "system_prompt_length",
     "trim_to_budget",
-    "truncate_tool_message",
 ]

@@ -69,7 +69,7 @@ def span_key(span: Sequence[Msg]) -> str:
     Example:
         ```python
         from rxagent import Msg
-        from rxagent.hooks.builtin import span_key
+        from rxagent.hooks.builtin._summary import span_key
 
         assert span_key([Msg.user("a", id="m1"), Msg.assistant("b", id="m2")]) == "m1..m2"
         ```
@@ -102,7 +102,7 @@ def render_transcript(messages: Sequence[Msg]) -> list[str]:
     Example:
         ```python
         from rxagent import Msg, ToolResultBlock, ToolUseBlock
-        from rxagent.hooks.builtin import render_transcript
+        from rxagent.hooks.builtin._summary import render_transcript
 
         lines = render_transcript([
             Msg.user("2 + 3?"),
@@ -209,7 +209,7 @@ async def summarize_span(
         ```python
         import asyncio
         from rxagent import Msg
-        from rxagent.hooks.builtin import summarize_span
+        from rxagent.hooks.builtin._summary import summarize_span
         from rxagent.testing import FunctionModel
         from rxagent.tokens import counter_for
 
@@ -254,7 +254,7 @@ def summary_message(summary: str, limit: int, counter: TokenCounter) -> Msg | No
 
     Example:
         ```python
-        from rxagent.hooks.builtin import summary_message
+        from rxagent.hooks.builtin._summary import summary_message
         from rxagent.tokens import counter_for
 
         counter = counter_for("gpt-4o")

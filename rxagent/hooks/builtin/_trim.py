@@ -101,7 +101,7 @@ def system_prompt_length(messages: Sequence[Msg]) -> int:
     Example:
         ```python
         from rxagent import Msg
-        from rxagent.hooks.builtin import system_prompt_length
+        from rxagent.hooks.builtin._trim import system_prompt_length
 
         msgs = [Msg.system("Be brief."), Msg.system("Today is Monday."), Msg.user("hi"),
                 Msg.system("Answer in French.")]

@@ -78,7 +78,7 @@ def truncate_tool_message(msg: Msg, max_tokens: int, counter: TokenCounter) -> M
     Example:
         ```python
         from rxagent import Msg, ToolResultBlock
-        from rxagent.hooks.builtin import truncate_tool_message
+        from rxagent.hooks.builtin._truncate import truncate_tool_message
         from rxagent.tokens import counter_for
 
         counter = counter_for("gpt-4o")

@@ -29,7 +29,8 @@ from rxagent.hooks.builtin._trim import (
 from rxagent.hooks.builtin._truncate import MIN_TOOL_RESULT_TOKENS
 from rxagent.hooks.builtin._windows import DEFAULT_CONTEXT_WINDOW, context_window_for
 from rxagent.messages import Msg
-from rxagent.tokens import counter_for, request_bound, tools_bound
+from rxagent.tokens import counter_for
+from rxagent.tokens._bound import request_bound, tools_bound
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
