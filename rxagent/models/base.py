@@ -378,7 +378,7 @@ class ResponseBuilder:
     def build(self, **msg_fields: Any) -> Msg:
         """Return the assembled assistant message."""
         blocks: list[Block] = []
-        for kind, parts, call_id, name, signature in self._blocks:
+        for position, (kind, parts, call_id, name, signature) in enumerate(self._blocks):
             if kind == "text":
                 text = "".join(parts)
                 if text:
@@ -386,14 +386,16 @@ class ResponseBuilder:
             elif kind == "thinking":
                 blocks.append(trusted(ThinkingBlock, thinking="".join(parts), signature=signature))
             else:
-                blocks.append(self._tool_block("".join(parts), call_id, name))
+                blocks.append(self._tool_block("".join(parts), call_id, name, position))
         if msg_fields:
             return Msg(role="assistant", content=tuple(blocks), **msg_fields)
         return trusted(Msg, role="assistant", content=tuple(blocks))
 
-    def _tool_block(self, args: str, call_id: str | None, name: str | None) -> ToolUseBlock:
-        if not call_id:
-            call_id = self._id_factory() if self._id_factory else f"call_{len(self._blocks)}"
+    def _tool_block(
+        self, args: str, call_id: str | None, name: str | None, position: int
+    ) -> ToolUseBlock:
+        if not call_id:  # made up: unique within the response (the block's position)
+            call_id = self._id_factory() if self._id_factory else f"call_{position}"
         raw: str | None = None
         parsed: Any
         try:

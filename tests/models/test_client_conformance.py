@@ -86,7 +86,7 @@ async def test_thinking_text_tool_calls_and_usage_come_back(provider: Provider, 
     ids = [c.id for c in msg.tool_calls]
     if provider.call_ids:  # the scripted id, and the one the fake server gave
         assert ids == ["call_a", "call_1_3"]
-    else:  # none on the wire: made up on our side (see the xfail test below)
+    else:  # none on the wire: made up on our side (distinct: see the test below)
         assert all(ids)
     assert response.finish_reason == "tool_calls"
     assert response.usage == provider.usage  # reported once, not summed over the chunks
@@ -97,11 +97,6 @@ async def test_thinking_text_tool_calls_and_usage_come_back(provider: Provider, 
 
 
 @pytest.mark.parametrize("provider", [p for p in PROVIDERS if not p.call_ids], ids=lambda p: p.name)
-@pytest.mark.xfail(
-    reason="ResponseBuilder names every call without an id call_<number of blocks>, so two such "
-    "calls in one complete() response share an id (an agent run assigns its own ids instead)",
-    strict=True,
-)
 async def test_calls_that_came_without_ids_get_distinct_ids(provider: Provider):
     turn = [tool_call("add", a=1, b=2), tool_call("add", a=3, b=4)]
     async with provider.server([turn]) as server, provider.build(server) as model:
