@@ -4,7 +4,7 @@ STORE is `sqlite:PATH`, a `postgresql://` DSN or a `redis://` URL (PREFIX: its t
 prefix). The server takes the API keys in $RXAGENT_TEST_KEYS (comma-separated), logs every record
 at DEBUG to stderr (so a test sees whatever the log would show), and prints its URL. Agents:
 
-- "bot" answers "pong"; "slow" calls a tool that takes two minutes; "pay" calls a tool that
+- "bot" answers "pong"; "slow" calls a tool that runs until interrupted; "pay" calls a tool that
   needs approval (it writes PAID to stderr when it runs).
 - "remote" talks to an OpenAI-compatible provider at $RXAGENT_TEST_PROVIDER with the key
   $RXAGENT_TEST_PROVIDER_KEY, without retries; "offline" to one that cannot be reached.
@@ -27,8 +27,8 @@ from rxagent.testing import FunctionModel, tool_call
 
 @tool
 async def slow() -> str:
-    """Take a long time."""
-    await asyncio.sleep(120)
+    """Run until the run is interrupted or the process killed."""
+    await asyncio.Event().wait()
     return "finally"
 
 
