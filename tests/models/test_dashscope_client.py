@@ -342,7 +342,7 @@ async def test_a_dropped_connection_is_a_recoverable_provider_error() -> None:
 async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
     sleeps = RecordingSleep()
     async with FakeDashScopeServer(["late but fine"]) as server:
-        server.fail(1, first_byte_delay=0.4)
+        server.fail(1, first_byte_delay=0.3)
         async with qwen(server, timeout=0.1, max_retries=RetryPolicy(sleep=sleeps)) as model:
             deltas = await collect(model)
     assert len(sleeps.delays) == 1

@@ -268,7 +268,7 @@ async def test_a_stream_without_a_finish_reason_is_recoverable() -> None:
 async def test_a_slow_first_byte_times_out() -> None:
     sleeps = RecordingSleep()
     async with FakeGeminiServer(["late", "on time"]) as server:
-        server.fail(1, first_byte_delay=0.5)
+        server.fail(1, first_byte_delay=0.3)
         async with gemini(server, timeout=0.1, max_retries=RetryPolicy(sleep=sleeps)) as model:
             deltas = await collect(model)
     assert sleeps.delays  # the timeout was retried

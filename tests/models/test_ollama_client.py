@@ -358,12 +358,12 @@ async def test_a_dropped_connection() -> None:
 async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
     sleeps = RecordingSleep()
     async with FakeOllamaServer(["late"]) as server:
-        server.fail(1, first_byte_delay=1.0)
+        server.fail(1, first_byte_delay=0.3)
         async with client(server, timeout=0.1, max_retries=0) as model:
             with pytest.raises(ProviderError, match="timeout") as info:
                 await model.complete([Msg.user("hi")])
         assert info.value.recoverable
-        server.fail(2, first_byte_delay=1.0)
+        server.fail(2, first_byte_delay=0.3)
         async with client(server, timeout=0.1, max_retries=policy(sleeps)) as model:
             assert (await model.complete([Msg.user("hi")])).message.text == "late"
     assert len(sleeps.delays) == 1

@@ -378,7 +378,7 @@ async def test_a_dropped_connection_before_any_delta_is_retried() -> None:
 
 async def test_a_slow_first_byte_times_out() -> None:
     async with FakeOpenAIServer(["late"]) as server:
-        server.fail(1, first_byte_delay=1.0)
+        server.fail(1, first_byte_delay=0.3)
         async with client(server, timeout=0.1, max_retries=0) as model:
             with pytest.raises(ProviderError, match="timeout") as info:
                 await model.complete([Msg.user("hi")])
