@@ -147,13 +147,13 @@ async def test_sequential_tools_when_parallel_is_off():
         order.append(f"end {name}")
         return name
 
-    calls = [[tool_call("slow", name="x"), tool_call("slow", name="y")], "done"]
-    agent = ReActAgent("a", "", ScriptedModel(calls), tools=[slow], parallel_tool_calls=False)
+    model = ScriptedModel([[tool_call("slow", name="x"), tool_call("slow", name="y")], "done"])
+    agent = ReActAgent("a", "", model, tools=[slow], parallel_tool_calls=False)
     await agent.call()
     assert order == ["start x", "end x", "start y", "end y"]
     order.clear()
-    calls = [[tool_call("meet", name="x"), tool_call("meet", name="y")], "done"]
-    parallel = ReActAgent("b", "", ScriptedModel(calls), tools=[meet])
+    model = ScriptedModel([[tool_call("meet", name="x"), tool_call("meet", name="y")], "done"])
+    parallel = ReActAgent("b", "", model, tools=[meet])
     assert (await parallel.call()).ok
     assert order[:2] == ["start x", "start y"]
     assert sorted(order[2:]) == ["end x", "end y"]  # each saw the other start

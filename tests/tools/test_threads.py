@@ -87,23 +87,20 @@ async def test_a_cancelled_running_call_finishes_and_its_result_is_dropped() -> 
     assert future.cancelled()
 
 
-class _PostRecordingLoop(asyncio.SelectorEventLoop):
-    """An event loop that sets `posted` once a thread has tried to post a callback to it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.posted = threading.Event()
-
-    def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return super().call_soon_threadsafe(*args, **kwargs)
-        finally:
-            self.posted.set()
-
-
 def test_a_result_for_a_closed_loop_is_dropped_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
     pool = _threads._Pool()  # its own worker, to see it take the next call
     monkeypatch.setattr(_threads, "_pool", pool)
+    posted = threading.Event()
+    post = _threads._post
+
+    def recording_post(loop: asyncio.AbstractEventLoop, *args: Any) -> None:
+        try:
+            post(loop, *args)
+        finally:
+            if loop.is_closed():
+                posted.set()
+
+    monkeypatch.setattr(_threads, "_post", recording_post)
     release = threading.Event()
     worker: list[threading.Thread] = []
 
@@ -114,13 +111,9 @@ def test_a_result_for_a_closed_loop_is_dropped_quietly(monkeypatch: pytest.Monke
     async def start() -> None:
         run_in_thread(wait_for_release)  # never awaited: the loop ends first
 
-    loop = _PostRecordingLoop()
-    try:
-        loop.run_until_complete(start())
-    finally:
-        loop.close()
+    asyncio.run(start())
     release.set()
-    assert loop.posted.wait(5)  # the worker posted its result to the closed loop
+    assert posted.wait(5)  # the worker posted its result to the closed loop
     deadline = time.monotonic() + 5
     while not pool.idle and worker[0].is_alive():  # a thread's state: nothing to await
         assert time.monotonic() < deadline, "the worker neither returned to the pool nor died"
