@@ -53,7 +53,7 @@ async def test_interrupt_from_another_thread_reaches_the_run():
 
     async def slow(messages: Any, tools: Any, options: Any) -> str:
         started.set()
-        await asyncio.sleep(30)
+        await asyncio.Event().wait()  # only the interrupt ends it
         return "late"
 
     agent = ReActAgent("a", "", FunctionModel(slow))

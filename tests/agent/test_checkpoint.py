@@ -125,7 +125,7 @@ async def test_interrupt_all_and_wait_idle() -> None:
 
     async def slow(messages: Any, tools: Any, options: Any) -> str:
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # only the interrupt ends it
         return "late"
 
     agent = ReActAgent("a", "", FunctionModel(slow))
@@ -150,7 +150,7 @@ async def test_wait_idle_for_one_session() -> None:
 
     async def slow(messages: Any, tools: Any, options: Any) -> str:
         started.add(messages[-1].text)
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # only the interrupt ends it
         return "late"
 
     agent = ReActAgent("a", "", FunctionModel(slow))

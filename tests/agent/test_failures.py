@@ -25,7 +25,7 @@ from rxagent import (
     tool,
 )
 from rxagent.events import BaseEvent
-from rxagent.testing import ScriptedModel, assert_event_protocol, tool_call
+from rxagent.testing import FunctionModel, ScriptedModel, assert_event_protocol, tool_call
 
 
 @tool
@@ -99,14 +99,23 @@ async def test_a_propagating_failure_still_delivers_the_event(event_type: type[B
 
 
 async def test_the_lease_is_renewed_while_the_run_steps():
+    ttl = 0.2
+    checked = asyncio.Event()
+
+    def step(messages: Any, tools: Any, options: Any) -> Any:
+        """Steps of a quarter of the TTL each, until the test has checked the lease."""
+        return "done" if checked.is_set() else tool_call("nap", seconds=ttl / 4)
+
     store = InMemoryStore()
-    script = [tool_call("nap", seconds=0.08) for _ in range(8)] + ["done"]
-    first = ReActAgent("bot", "", ScriptedModel(script), tools=[nap], store=store, lease_ttl_s=0.3)
-    second = ReActAgent("bot", "", ScriptedModel(["intruder"]), store=store, lease_ttl_s=0.3)
+    first = ReActAgent(
+        "bot", "", FunctionModel(step), tools=[nap], store=store, lease_ttl_s=ttl, max_iters=1000
+    )
+    second = ReActAgent("bot", "", ScriptedModel(["intruder"]), store=store, lease_ttl_s=ttl)
     running = asyncio.create_task(first.call("long"))
-    await asyncio.sleep(0.5)  # beyond one TTL: only renewal keeps the lease
+    await asyncio.sleep(2 * ttl)  # the behaviour: beyond one TTL, only renewal keeps the lease
     with pytest.raises(SessionBusyError):
         await second.call("me too")
+    checked.set()
     assert (await running).ok
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -22,9 +23,8 @@ from rxagent import (
 )
 from rxagent.errors import RunInterruptedError, RunTimeoutError, StateVersionError
 from rxagent.events import BaseEvent
+from rxagent.models import FinishDelta, ModelDelta, TextDelta
 from rxagent.testing import FunctionModel, ScriptedModel, assert_event_protocol, tool_call
-
-started = asyncio.Event
 
 
 @tool
@@ -36,6 +36,37 @@ async def sleepy(seconds: float) -> str:
     """
     await asyncio.sleep(seconds)
     return "slept"
+
+
+class Held:
+    """A tool, `held`, that waits until the test sets `release`; `started` is set once it runs."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+        @tool
+        async def held() -> str:
+            """Wait until released."""
+            self.started.set()
+            await self.release.wait()
+            return "released"
+
+        self.tool = held
+
+
+def stalling_model(waiting: asyncio.Event, resume: asyncio.Event) -> FunctionModel:
+    """A model that streams one chunk, sets `waiting` when asked for the next, and waits for
+    `resume` before the rest."""
+
+    async def stream(messages: Any, tools: Any, options: Any) -> AsyncIterator[ModelDelta]:
+        yield TextDelta(text="a")
+        waiting.set()
+        await resume.wait()
+        yield TextDelta(text="b")
+        yield FinishDelta(reason="stop")
+
+    return FunctionModel(stream)
 
 
 def other_tasks() -> set[asyncio.Task[Any]]:
@@ -61,18 +92,25 @@ def memory_is_paired(memory: list[dict[str, Any]]) -> bool:
 
 
 async def test_dispose_cancels_the_run_and_leaves_no_task():
-    model = ScriptedModel(["x" * 200], chunk_size=1, delay=0.002)
-    agent = ReActAgent("a", "", model)
+    resume = asyncio.Event()
+    agent = ReActAgent("a", "", stalling_model(asyncio.Event(), resume))
     before = other_tasks()
     seen: list[BaseEvent] = []
-    subscription = agent.stream("hi").subscribe(on_next=seen.append)
-    while not any(isinstance(e, ReasoningChunkEvent) for e in seen):
-        await asyncio.sleep(0.001)
+    chunk_seen = asyncio.Event()
+
+    def on_next(event: BaseEvent) -> None:
+        seen.append(event)
+        if isinstance(event, ReasoningChunkEvent):
+            chunk_seen.set()
+
+    subscription = agent.stream("hi").subscribe(on_next=on_next)
+    await chunk_seen.wait()
     subscription.dispose()
     count = len(seen)
     await settle()
     assert other_tasks() == before
-    await asyncio.sleep(0.02)
+    resume.set()  # a model still streaming would deliver the rest now
+    await settle(10)
     assert len(seen) == count, "nothing is delivered after dispose"
     assert not any(isinstance(e, PostCallEvent) for e in seen)
     assert not agent.is_running()
@@ -80,12 +118,13 @@ async def test_dispose_cancels_the_run_and_leaves_no_task():
 
 
 async def test_dispose_during_tools_pairs_memory_and_frees_the_session():
-    model = ScriptedModel([tool_call("sleepy", seconds=5), "never"])
-    agent = ReActAgent("a", "", model, tools=[sleepy])
+    held = Held()  # never released: dispose ends it
+    model = ScriptedModel([tool_call("held"), "never"])
+    agent = ReActAgent("a", "", model, tools=[held.tool])
     seen: list[BaseEvent] = []
     subscription = agent.stream("hi").subscribe(on_next=seen.append)
-    while not any(isinstance(e, PreActingEvent) for e in seen):
-        await asyncio.sleep(0.001)
+    await held.started.wait()
+    assert any(isinstance(e, PreActingEvent) for e in seen)
     before_dispose = len(seen)
     subscription.dispose()
     await settle(10)
@@ -126,10 +165,11 @@ async def test_events_buffer_applies_backpressure():
 
 
 async def test_second_run_on_a_busy_session_fails_fast():
-    model = ScriptedModel([tool_call("sleepy", seconds=0.3), "done", "second"])
-    agent = ReActAgent("a", "", model, tools=[sleepy])
+    held = Held()
+    model = ScriptedModel([tool_call("held"), "done", "second"])
+    agent = ReActAgent("a", "", model, tools=[held.tool])
     first = asyncio.create_task(agent.call("one"))
-    await asyncio.sleep(0.01)
+    await held.started.wait()
     with pytest.raises(SessionBusyError, match="queue=True"):
         await agent.call("two")
     with pytest.raises(SessionBusyError):
@@ -141,6 +181,7 @@ async def test_second_run_on_a_busy_session_fails_fast():
     other = await agent.call("elsewhere", session_id="other", model=ScriptedModel(["fine"]))
     assert other.ok
     queued = asyncio.create_task(agent.call("two", queue=True))
+    held.release.set()
     assert (await first).text == "done"
     assert (await queued).text == "second"
 
@@ -212,7 +253,7 @@ async def test_interrupt_cancels_a_running_tool_which_sees_cancelled_error():
         """Wait until cancelled."""
         running.set()
         try:
-            await asyncio.sleep(10)
+            await asyncio.Event().wait()  # only the interrupt ends it
         except asyncio.CancelledError:
             cleaned.set()
             raise
@@ -235,17 +276,19 @@ async def test_interrupt_cancels_a_running_tool_which_sees_cancelled_error():
 
 async def test_interrupt_tools_wait_lets_the_tool_finish():
     running = asyncio.Event()
+    release = asyncio.Event()
 
     @tool
     async def steady() -> str:
-        """Take a moment."""
+        """Finish once released."""
         running.set()
-        await asyncio.sleep(0.02)
+        await release.wait()
         return "slept"
 
     async def interrupt_when_running() -> None:
         await running.wait()
         assert agent.interrupt()
+        release.set()  # the tool ends after the interrupt: "wait" must not cancel it
 
     agent = ReActAgent(
         "a", "", ScriptedModel([tool_call("steady"), "x"]), tools=[steady], interrupt_tools="wait"
@@ -260,10 +303,10 @@ async def test_interrupt_tools_wait_lets_the_tool_finish():
 
 
 async def test_interrupt_stops_a_model_that_is_waiting_for_its_next_chunk():
-    model = ScriptedModel(["ab"], chunk_size=1, delay=5.0)
-    agent = ReActAgent("a", "", model)
+    waiting = asyncio.Event()
+    agent = ReActAgent("a", "", stalling_model(waiting, asyncio.Event()))  # it never resumes
     task = asyncio.create_task(agent.call("go"))
-    await asyncio.sleep(0.05)
+    await waiting.wait()
     assert agent.interrupt()
     result = await asyncio.wait_for(task, 1.0)
     assert result.interrupted
@@ -278,8 +321,8 @@ async def test_request_timeout_ends_the_run_with_timeout():
     agent = ReActAgent(
         "a",
         "",
-        ScriptedModel([tool_call("sleepy", seconds=5), "x"]),
-        tools=[sleepy],
+        ScriptedModel([tool_call("held"), "x"]),
+        tools=[Held().tool],  # never released: the timeout ends the run
         request_timeout=0.05,
     )
     result = await asyncio.wait_for(agent.call("go"), 2.0)
@@ -332,23 +375,22 @@ async def test_newer_schema_version_is_refused_with_the_fix():
 
 
 async def test_load_state_into_a_busy_session_is_refused():
-    agent = ReActAgent(
-        "a", "", ScriptedModel([tool_call("sleepy", seconds=0.3), "x"]), tools=[sleepy]
-    )
+    held = Held()
+    agent = ReActAgent("a", "", ScriptedModel([tool_call("held"), "x"]), tools=[held.tool])
     task = asyncio.create_task(agent.call("go"))
-    await asyncio.sleep(0.01)
+    await held.started.wait()
     with pytest.raises(SessionBusyError):
         await agent.load_state_dict(AgentState(memory=(Msg.user("x"),)))
-    await task
+    held.release.set()
+    assert (await task).ok
 
 
 async def test_external_cancellation_of_call_cancels_the_run():
-    agent = ReActAgent(
-        "a", "", ScriptedModel([tool_call("sleepy", seconds=5), "x"]), tools=[sleepy]
-    )
+    held = Held()  # never released: the cancellation ends it
+    agent = ReActAgent("a", "", ScriptedModel([tool_call("held"), "x"]), tools=[held.tool])
     before = other_tasks()
     task = asyncio.create_task(agent.call("go"))
-    await asyncio.sleep(0.02)
+    await held.started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

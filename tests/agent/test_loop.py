@@ -119,6 +119,7 @@ async def test_tool_call_ids_continue_across_runs_of_a_session():
 
 async def test_sequential_tools_when_parallel_is_off():
     order: list[str] = []
+    both_started = asyncio.Event()
 
     @tool
     async def slow(name: str) -> str:
@@ -128,7 +129,21 @@ async def test_sequential_tools_when_parallel_is_off():
             name: A label.
         """
         order.append(f"start {name}")
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # the behaviour: time in which a parallel call would start
+        order.append(f"end {name}")
+        return name
+
+    @tool
+    async def meet(name: str) -> str:
+        """Record the start, wait until both calls started, record the end.
+
+        Args:
+            name: A label.
+        """
+        order.append(f"start {name}")
+        if sum(entry.startswith("start") for entry in order) == 2:
+            both_started.set()
+        await asyncio.wait_for(both_started.wait(), 5)  # fails unless the calls overlap
         order.append(f"end {name}")
         return name
 
@@ -136,11 +151,12 @@ async def test_sequential_tools_when_parallel_is_off():
     agent = ReActAgent("a", "", model, tools=[slow], parallel_tool_calls=False)
     await agent.call()
     assert order == ["start x", "end x", "start y", "end y"]
-    model.reset()
     order.clear()
-    parallel = ReActAgent("b", "", model, tools=[slow])
-    await parallel.call()
+    model = ScriptedModel([[tool_call("meet", name="x"), tool_call("meet", name="y")], "done"])
+    parallel = ReActAgent("b", "", model, tools=[meet])
+    assert (await parallel.call()).ok
     assert order[:2] == ["start x", "start y"]
+    assert sorted(order[2:]) == ["end x", "end y"]  # each saw the other start
 
 
 async def test_unknown_tool_and_bad_arguments_become_error_results_the_model_sees():
@@ -533,25 +549,33 @@ async def test_output_type_validates_the_reply():
 
 
 async def test_one_agent_serves_sessions_concurrently():
-    @tool
-    async def wait(ms: int) -> int:
-        """Sleep.
+    sessions = 8
+    arrived = 0
+    all_arrived = asyncio.Event()
+    met: list[int] = []
 
-        Args:
-            ms: Milliseconds.
-        """
-        await asyncio.sleep(ms / 1000)
-        return ms
+    @tool
+    async def wait() -> int:
+        """Wait until every session's run is in this tool."""
+        nonlocal arrived
+        arrived += 1
+        if arrived == sessions:
+            all_arrived.set()
+        await asyncio.wait_for(all_arrived.wait(), 5)  # fails unless the runs overlap
+        met.append(arrived)
+        return arrived
 
     model = FunctionModel(
         lambda messages, tools, options: (
-            "done" if messages[-1].role == "tool" else tool_call("wait", ms=20)
+            "done" if messages[-1].role == "tool" else tool_call("wait")
         )
     )
     agent = ReActAgent("a", "", model, tools=[wait])
-    results = await asyncio.gather(*(agent.call(f"q{i}", session_id=f"s{i}") for i in range(8)))
+    runs = (agent.call(f"q{i}", session_id=f"s{i}") for i in range(sessions))
+    results = await asyncio.gather(*runs)
     assert all(r.ok and r.text == "done" for r in results)
-    assert {r.session_id for r in results} == {f"s{i}" for i in range(8)}
+    assert {r.session_id for r in results} == {f"s{i}" for i in range(sessions)}
+    assert met == [sessions] * sessions
 
 
 async def test_chunk_index_is_block_position():

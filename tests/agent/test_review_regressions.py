@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,13 +33,28 @@ def other_tasks() -> set[asyncio.Task[Any]]:
     return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
 
 
+async def settle(ticks: int = 5) -> None:
+    for _ in range(ticks):
+        await asyncio.sleep(0)
+
+
+async def until(condition: Callable[[], bool], ticks: int = 1000) -> None:
+    """Yield to the loop until `condition()` holds (at most `ticks` times)."""
+    for _ in range(ticks):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"still false after {ticks} ticks of the loop")
+
+
 async def test_an_interrupt_while_a_tools_progress_is_delivered_is_an_interrupt():
     @tool
     async def crawl() -> str:
-        """Crawl."""
+        """Report progress, then wait: only the interrupt ends it."""
         for i in range(100):
             current_run().progress(i)
-            await asyncio.sleep(0.002)
+            await asyncio.sleep(0)
+        await asyncio.Event().wait()
         return "done"
 
     agent = ReActAgent("a", "", ScriptedModel([tool_call("crawl"), "ok"]), tools=[crawl])
@@ -56,6 +72,7 @@ async def test_an_interrupt_while_a_tools_progress_is_delivered_is_an_interrupt(
 @pytest.mark.parametrize("failing", [PreActingEvent, "post_acting_of_first"])
 async def test_a_propagating_hook_mid_batch_stops_every_tool_and_closes_every_call(failing: Any):
     log: list[str] = []
+    release = asyncio.Event()  # holds job 2 until after the run
 
     @tool
     async def work(n: int) -> str:
@@ -65,7 +82,8 @@ async def test_a_propagating_hook_mid_batch_stops_every_tool_and_closes_every_ca
             n: Which.
         """
         log.append(f"start {n}")
-        await asyncio.sleep(0.05 * n)
+        if n == 2:
+            await release.wait()
         log.append(f"finished {n}")
         return "ok"
 
@@ -89,37 +107,53 @@ async def test_a_propagating_hook_mid_batch_stops_every_tool_and_closes_every_ca
     events = [e async for e in agent.events("go")]
     assert_event_protocol(events)
     assert not events[-1].result.ok  # type: ignore[attr-defined]
-    for _ in range(5):
-        await asyncio.sleep(0)
+    await settle()
     assert other_tasks() <= before
-    await asyncio.sleep(0.15)
+    release.set()  # a job 2 left running after the run would finish now
+    await settle()
     assert "finished 2" not in log  # cancelled, not left running after the run
 
 
 async def test_a_cancelled_queued_run_hands_its_place_on():
+    asked: list[str] = []
+    release = asyncio.Event()
+
     async def slow(messages, tools, options):
-        await asyncio.sleep(0.1)
+        asked.append(messages[-1].text)
+        await release.wait()
         return "reply to " + messages[-1].text
 
-    agent = ReActAgent("a", "", FunctionModel(slow))
+    model = FunctionModel(slow)
+    agent = ReActAgent("a", "", model)
     a = asyncio.create_task(agent.call("A", queue=True))
-    await asyncio.sleep(0.01)
+    await until(lambda: asked == ["A"])
     b = asyncio.create_task(agent.call("B", queue=True))
-    await asyncio.sleep(0.01)
+    await settle()  # B waits behind A
     c = asyncio.create_task(agent.call("C", queue=True))
-    await asyncio.sleep(0.01)
+    await settle()  # C waits behind B
+    assert asked == ["A"]
     b.cancel()
-    await asyncio.sleep(0.01)
+    await settle()
     assert agent.is_running()
+    assert asked == ["A"]  # C still waits for A
+    release.set()
     assert (await a).text == "reply to A"
     assert (await c).text == "reply to C"
+    assert asked == ["A", "C"]
+    with pytest.raises(asyncio.CancelledError):
+        await b
 
 
 async def test_the_lease_is_kept_through_a_long_tool():
+    ttl = 0.2
+    started = asyncio.Event()
+    release = asyncio.Event()
+
     @tool
     async def slow() -> str:
-        """Slow."""
-        await asyncio.sleep(0.9)
+        """Run until released."""
+        started.set()
+        await release.wait()
         return "x"
 
     store = InMemoryStore()
@@ -129,13 +163,15 @@ async def test_the_lease_is_kept_through_a_long_tool():
         ScriptedModel([tool_call("slow"), "done"]),
         tools=[slow],
         store=store,
-        lease_ttl_s=0.3,
+        lease_ttl_s=ttl,
     )
-    second = ReActAgent("bot", "", ScriptedModel(["no"]), store=store, lease_ttl_s=0.3)
+    second = ReActAgent("bot", "", ScriptedModel(["no"]), store=store, lease_ttl_s=ttl)
     running = asyncio.create_task(first.call("one"))
-    await asyncio.sleep(0.6)  # twice the TTL inside one tool call
+    await started.wait()
+    await asyncio.sleep(2 * ttl)  # the behaviour: time passes inside one tool call
     with pytest.raises(SessionBusyError):
         await second.call("two")
+    release.set()
     assert (await running).ok
 
 
@@ -196,15 +232,20 @@ async def test_a_failing_user_callable_fails_the_run_as_data(where: str):
 
 
 async def test_an_interrupt_during_pre_reasoning_hooks_skips_the_model():
+    in_hook = asyncio.Event()
+    release = asyncio.Event()
+
     @hook(PreReasoningEvent)
     async def slow_hook(event: PreReasoningEvent) -> None:
-        await asyncio.sleep(0.05)
+        in_hook.set()
+        await release.wait()
 
     model = FunctionModel(lambda m, t, o: "never")
     agent = ReActAgent("a", "", model, hooks=[slow_hook])
     task = asyncio.create_task(agent.call("x"))
-    await asyncio.sleep(0.02)
+    await in_hook.wait()
     assert agent.interrupt(msg="stop")
+    release.set()
     result = await task
     assert result.interrupted
     assert model.calls == 0
@@ -272,18 +313,22 @@ async def test_no_tool_budget_offers_no_tools_and_a_bad_output_type_is_refused_a
 
 
 async def test_a_run_waiting_for_a_slot_can_be_interrupted():
+    called = asyncio.Event()
+    release = asyncio.Event()
+
     async def slow(messages, tools, options):
-        await asyncio.sleep(0.2)
+        called.set()
+        await release.wait()
         return "done"
 
     model = FunctionModel(slow)
     agent = ReActAgent("a", "", model, max_concurrent_runs=1)
     first = asyncio.create_task(agent.call("one", session_id="s1"))
-    await asyncio.sleep(0.01)
+    await called.wait()  # "one" holds the only slot
     waiting = asyncio.create_task(agent.call("two", session_id="s2"))
-    await asyncio.sleep(0.01)
-    assert agent.is_running("s2")
+    await until(lambda: agent.is_running("s2"))
     assert agent.interrupt("s2", msg="never mind")
+    release.set()
     assert (await first).ok
     result = await waiting
     assert result.interrupted

@@ -69,7 +69,7 @@ async def test_a_busy_session_cannot_switch_groups() -> None:
 
     async def slow(messages: Any, tools: Any, options: Any) -> str:
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # only the interrupt ends it
         return "late"
 
     agent = ReActAgent("dev", "", FunctionModel(slow), tools=[git_status])

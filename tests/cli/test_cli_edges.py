@@ -56,7 +56,7 @@ async def test_cancelling_the_caller_cancels_the_turn() -> None:
     async def slow() -> str:
         """Wait."""
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # only the cancellation ends it
         return "done"
 
     agent = ReActAgent("a", "", ScriptedModel([tool_call("slow"), "never"]), tools=[slow])

@@ -21,8 +21,8 @@ import asyncio
 
 
 async def slow() -> str:
-    """Take a minute."""
-    await asyncio.sleep(60)
+    """Run until interrupted."""
+    await asyncio.Event().wait()
     return "done"
 '''
 

@@ -168,7 +168,7 @@ import signal
 async def wait_for_ctrl_c() -> str:
     """Press Ctrl-C on the own process, then wait to be interrupted."""
     os.kill(os.getpid(), signal.SIGINT)
-    await asyncio.sleep(60)
+    await asyncio.Event().wait()  # only the interrupt ends it
     return "not interrupted"
 '''
 
@@ -205,10 +205,10 @@ async def stubborn() -> str:
     """Press Ctrl-C, ignore the interrupt that follows, then press Ctrl-C again."""
     os.kill(os.getpid(), signal.SIGINT)
     try:
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # only the interrupt ends it
     except asyncio.CancelledError:
         os.kill(os.getpid(), signal.SIGINT)
-    await asyncio.sleep(60)
+    await asyncio.Event().wait()  # only the second Ctrl-C ends it
     return "not cancelled"
 '''
 

@@ -391,7 +391,7 @@ async def test_a_stream_without_its_end_is_a_recoverable_error() -> None:
 async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
     sleeps = RecordingSleep()
     async with FakeToyServer(["late but fine"]) as server:
-        server.fail(1, first_byte_delay=1.0)
+        server.fail(1, first_byte_delay=0.6)
         model = toy(server, timeout=0.2, max_retries=RetryPolicy(sleep=sleeps))
         async with model:
             deltas = await collect(model)
@@ -401,7 +401,7 @@ async def test_a_slow_first_byte_times_out_and_is_retried() -> None:
 
 async def test_a_timeout_with_no_retries_left_says_so() -> None:
     async with FakeToyServer(["late"]) as server:
-        server.fail(1, first_byte_delay=1.0)
+        server.fail(1, first_byte_delay=0.3)
         async with toy(server, timeout=0.1, max_retries=0) as model:
             with pytest.raises(ProviderError, match="timeout") as info:
                 await collect(model)

@@ -40,7 +40,7 @@ async def job(n: int, mode: str, gate: bool) -> str:
     if mode == "fail":
         raise RuntimeError(f"job {n} failed")
     if mode == "timeout":
-        await asyncio.sleep(10)
+        await asyncio.Event().wait()  # only the tool's timeout ends it
     return f"job {n} done"
 
 

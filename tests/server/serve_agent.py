@@ -1,7 +1,7 @@
 """A server process for the tests: `python serve_agent.py sqlite:PATH | postgresql://... PREFIX`.
 
 It serves one agent, "bot", on a free port of 127.0.0.1 and prints its URL. The agent answers
-"pong" to any message, except "slow", for which it calls a tool that takes two minutes.
+"pong" to any message, except "slow", for which it calls a tool that runs until it is interrupted.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from rxagent.testing import FunctionModel, tool_call
 
 @tool
 async def slow() -> str:
-    """Take a long time."""
-    await asyncio.sleep(120)
+    """Run until the run is interrupted or the process killed."""
+    await asyncio.Event().wait()
     return "finally"
 
 

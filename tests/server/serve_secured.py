@@ -2,9 +2,10 @@
 
 STORE is `sqlite:PATH`, a `postgresql://` DSN or a `redis://` URL (PREFIX: its table or key
 prefix). The server takes the API keys in $RXAGENT_TEST_KEYS (comma-separated), logs every record
-at DEBUG to stderr (so a test sees whatever the log would show), and prints its URL. Agents:
+at DEBUG to stderr (so a test sees whatever the log would show), and prints its URL. Its session
+leases live $RXAGENT_TEST_LEASE_TTL seconds when that is set (else the server's default). Agents:
 
-- "bot" answers "pong"; "slow" calls a tool that takes two minutes; "pay" calls a tool that
+- "bot" answers "pong"; "slow" calls a tool that runs until interrupted; "pay" calls a tool that
   needs approval (it writes PAID to stderr when it runs).
 - "remote" talks to an OpenAI-compatible provider at $RXAGENT_TEST_PROVIDER with the key
   $RXAGENT_TEST_PROVIDER_KEY, without retries; "offline" to one that cannot be reached.
@@ -13,6 +14,7 @@ at DEBUG to stderr (so a test sees whatever the log would show), and prints its 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import sys
@@ -27,8 +29,8 @@ from rxagent.testing import FunctionModel, tool_call
 
 @tool
 async def slow() -> str:
-    """Take a long time."""
-    await asyncio.sleep(120)
+    """Run until the run is interrupted or the process killed."""
+    await asyncio.Event().wait()
     return "finally"
 
 
@@ -83,7 +85,10 @@ def main() -> None:
         ),
         ReActAgent("offline", "", remote_model("http://127.0.0.1:9/v1")),
     ]
+    lease_ttl = os.environ.get("RXAGENT_TEST_LEASE_TTL")
     config = ServerConfig(shutdown_timeout_s=10.0, keepalive_s=0.5, max_runs_per_key=64)
+    if lease_ttl is not None:
+        config = dataclasses.replace(config, lease_ttl_s=float(lease_ttl))
     run_server(agents, host="127.0.0.1", port=0, store=store, auth=keys or None, config=config)
 
 

@@ -27,8 +27,8 @@ from rxagent.testing import FunctionModel, tool_call
 
 @tool
 async def slow() -> str:
-    """Take a long time."""
-    await asyncio.sleep(120)
+    """Run until the run is interrupted."""
+    await asyncio.Event().wait()
     return "finally"
 
 

@@ -1,5 +1,8 @@
 """A server killed with SIGKILL mid-run: a restarted one takes its session over within seconds.
 
+Takeover waits for the dead server's session lease to expire, so the servers here use a lease of
+`LEASE_TTL_S` instead of the default; the default is checked against the bound separately.
+
 On SQLite, PostgreSQL and Redis, each with a real server process. Also: with Redis, more
 concurrent runs than the store has connections all succeed (they wait for a connection).
 """
@@ -24,9 +27,14 @@ from service_helpers import (  # type: ignore[import-not-found]
 )
 
 from rxagent import AgentResult
+from rxagent.server import ServerConfig
 
 TAKEOVER_BOUND_S = 10.0
 """How long a restarted server may take to get a dead server's session: a few seconds."""
+
+LEASE_TTL_S = 2.0
+"""The servers' session lease here: longer than a server takes to start, so the restarted one
+finds the session still held (409) and takes it over once the lease expired."""
 
 
 @pytest.fixture(params=["sqlite", "postgres", "redis"])
@@ -70,14 +78,15 @@ async def test_a_restarted_server_takes_over_the_session_of_a_killed_one(
 ):
     url_of_store, prefix = store_url
     log = tmp_path / "server.log"
+    env = {"RXAGENT_TEST_LEASE_TTL": str(LEASE_TTL_S)}
     async with aiohttp.ClientSession() as http:
-        async with secured_server(url_of_store, prefix, stderr=log) as (first, url):
+        async with secured_server(url_of_store, prefix, stderr=log, env=env) as (first, url):
             body = {"input": "slow", "session_id": "s1"}
             async with http.post(f"{url}/v1/agents/bot/runs:stream", json=body) as stream:
                 await sse_until(stream, "pre_acting")
                 first.send_signal(signal.SIGKILL)
                 assert await first.wait() == -signal.SIGKILL
-        async with secured_server(url_of_store, prefix, stderr=log) as (second, url):
+        async with secured_server(url_of_store, prefix, stderr=log, env=env) as (second, url):
             started = time.monotonic()
             async with http.get(f"{url}/v1/sessions/s1") as shown:
                 assert shown.status == 200
@@ -92,6 +101,12 @@ async def test_a_restarted_server_takes_over_the_session_of_a_killed_one(
     assert AgentResult[Any].model_validate(result).text == "pong"
     assert took < TAKEOVER_BOUND_S, took
     assert info["running"] is False
+
+
+def test_the_default_lease_lets_a_restarted_server_take_over_within_the_bound():
+    default = ServerConfig().lease_ttl_s
+    assert default is not None
+    assert default <= TAKEOVER_BOUND_S / 2  # expiry, plus a restart, stays within the bound
 
 
 async def test_more_concurrent_runs_than_redis_connections_all_succeed(

@@ -156,13 +156,15 @@ async def test_delay_sleeps_before_each_delta() -> None:
 async def test_delay_leaves_room_to_cancel_mid_stream() -> None:
     model = ScriptedModel(["x" * 100], chunk_size=1, delay=0.01)
     seen: list[ModelDelta] = []
+    first = asyncio.Event()
 
     async def consume() -> None:
         async for delta in model.stream(HI, [], ModelOptions()):
             seen.append(delta)
+            first.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.035)
+    await first.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -50,9 +51,15 @@ async def test_blocking_calls_run_in_parallel() -> None:
 
 async def test_a_call_cancelled_before_it_starts_is_not_run() -> None:
     release = threading.Event()
+    busy = threading.Barrier(MAX_WORKERS + 1, timeout=5)  # every worker, and this test
     ran: list[int] = []
-    blockers = [run_in_thread(release.wait, 5) for _ in range(MAX_WORKERS)]
-    await asyncio.sleep(0.05)  # every worker is busy now
+
+    def block() -> None:
+        busy.wait()
+        release.wait(5)
+
+    blockers = [run_in_thread(block) for _ in range(MAX_WORKERS)]
+    await asyncio.to_thread(busy.wait)  # every worker is busy now
     late = run_in_thread(ran.append, 1)
     late.cancel()
     release.set()
@@ -64,37 +71,60 @@ async def test_a_call_cancelled_before_it_starts_is_not_run() -> None:
 
 
 async def test_a_cancelled_running_call_finishes_and_its_result_is_dropped() -> None:
-    started, release = threading.Event(), threading.Event()
-    done: list[bool] = []
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
 
     def slow() -> str:
         started.set()
         release.wait(5)
-        done.append(True)
+        finished.set()
         return "late"
 
     future = run_in_thread(slow)
     await asyncio.to_thread(started.wait, 5)
     future.cancel()
     release.set()
-    for _ in range(100):
-        if done:
-            break
-        await asyncio.sleep(0.01)
-    assert done == [True]
+    assert await asyncio.to_thread(finished.wait, 5)
     assert future.cancelled()
 
 
-def test_a_result_for_a_closed_loop_is_dropped_quietly() -> None:
+def test_a_result_for_a_closed_loop_is_dropped_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = _threads._Pool()  # its own worker, to see it take the next call
+    monkeypatch.setattr(_threads, "_pool", pool)
+    posted = threading.Event()
+    post = _threads._post
+
+    def recording_post(loop: asyncio.AbstractEventLoop, *args: Any) -> None:
+        try:
+            post(loop, *args)
+        finally:
+            if loop.is_closed():
+                posted.set()
+
+    monkeypatch.setattr(_threads, "_post", recording_post)
     release = threading.Event()
+    worker: list[threading.Thread] = []
+
+    def wait_for_release() -> None:
+        worker.append(threading.current_thread())
+        release.wait(5)
 
     async def start() -> None:
-        run_in_thread(release.wait, 5)  # never awaited: the loop ends first
+        run_in_thread(wait_for_release)  # never awaited: the loop ends first
 
     asyncio.run(start())
     release.set()
-    time.sleep(0.05)  # the worker posts to a closed loop: no error, no hang
-    assert asyncio.run(_ping()) == "pong"
+    assert posted.wait(5)  # the worker posted its result to the closed loop
+    deadline = time.monotonic() + 5
+    while not pool.idle and worker[0].is_alive():  # a thread's state: nothing to await
+        assert time.monotonic() < deadline, "the worker neither returned to the pool nor died"
+        time.sleep(0)
+    assert worker[0].is_alive(), "an error ended the worker"
+    assert asyncio.run(_current_thread()) is worker[0]  # it takes the next call
+    assert pool.workers == 1
+
+
+async def _current_thread() -> threading.Thread:
+    return await run_in_thread(threading.current_thread)
 
 
 async def _ping() -> str:

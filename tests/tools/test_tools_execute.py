@@ -226,7 +226,7 @@ async def test_tool_timeout_overrides_a_shorter_execute_timeout() -> None:
     @tool(timeout=30)
     async def short_nap() -> str:
         """Nap."""
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.01)  # the behaviour: ten times the execute timeout
         return "rested"
 
     outcome = await Toolkit([short_nap]).execute(call("short_nap"), timeout=0.001)
