@@ -394,8 +394,8 @@ class ResponseBuilder:
     def _tool_block(
         self, args: str, call_id: str | None, name: str | None, position: int
     ) -> ToolUseBlock:
-        if not call_id:  # made up: unique within the response (the block's position)
-            call_id = self._id_factory() if self._id_factory else f"call_{position}"
+        if not call_id:  # made up, unique within the response: `call_<its block's number>`
+            call_id = self._id_factory() if self._id_factory else f"call_{position + 1}"
         raw: str | None = None
         parsed: Any
         try:

@@ -23,6 +23,7 @@ from rxagent import (
     tool,
 )
 from rxagent.errors import AuthenticationError, ErrorCode
+from rxagent.state import InMemoryStore
 from rxagent.testing import FunctionModel, ScriptedModel, assert_event_protocol, tool_call
 
 ran: list[str] = []
@@ -261,3 +262,63 @@ def test_the_condition_classes_are_deprecated_names() -> None:
     assert isinstance(max_steps(3), cls)
     with pytest.raises(AttributeError):
         _ = rxagent.agent.NoSuchThing
+
+
+class _VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock jumps to the next timer whenever nothing else is ready."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+        selector: Any = getattr(self, "_selector")  # noqa: B009 - a private attribute
+        loop = self
+
+        class Skipping:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(selector, name)
+
+            def select(self, timeout: float | None = None) -> Any:
+                ready = selector.select(0)
+                if not ready and timeout:
+                    loop.now += timeout
+                return ready
+
+        setattr(self, "_selector", Skipping())  # noqa: B010 - a private attribute
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_the_run_keeps_time_on_its_event_loop_so_virtual_time_drives_it() -> None:
+    renewals: list[float] = []
+
+    class Store(InMemoryStore):
+        async def renew_lease(self, agent: str, session_id: str, owner: str, ttl_s: float) -> bool:
+            renewals.append(asyncio.get_running_loop().time())
+            return await super().renew_lease(agent, session_id, owner, ttl_s)
+
+    @tool
+    async def held() -> str:
+        """Wait for ever."""
+        await asyncio.Event().wait()
+        return "never"
+
+    agent = ReActAgent(
+        "a",
+        "",
+        ScriptedModel([tool_call("held"), "x"]),
+        tools=[held],
+        store=Store(),
+        request_timeout=600.0,  # ten minutes of the loop's clock
+        lease_ttl_s=30.0,
+    )
+    loop = _VirtualTimeLoop()
+    try:  # on a wall clock this would take ten minutes (pytest-timeout would stop it first)
+        result = loop.run_until_complete(agent.call("go"))
+        end = loop.time()
+    finally:
+        loop.close()
+    assert result.error is not None
+    assert result.error.code is ErrorCode.TIMEOUT
+    assert end >= 600.0  # the timeout fired on the loop's clock
+    assert len(renewals) >= 600.0 / 10.0 - 1  # the lease was kept every third of its TTL

@@ -282,12 +282,12 @@ def _check(formatter: Any, body: Any) -> None:
     content, usage, finish = built
     assert usage == response.usage
     assert finish == response.finish_reason
-    # parse leaves a missing call id empty; a builder fills it in as `call_<blocks>`
+    # parse leaves a missing call id empty; a builder names it `call_<its block's number>`
     expected = tuple(
-        block.model_copy(update={"id": f"call_{len(response.message.blocks)}"})
+        block.model_copy(update={"id": f"call_{number}"})
         if isinstance(block, ToolUseBlock) and not block.id
         else block
-        for block in response.message.blocks
+        for number, block in enumerate(response.message.blocks, start=1)
     )
     assert content == expected
 

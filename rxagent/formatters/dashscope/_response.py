@@ -57,14 +57,18 @@ def response_deltas(body: Any) -> list[ModelDelta]:
     parser = DashScopeStreamParser()
     deltas = parser.message_deltas(message, body)
     if parser._calls:
-        deltas = _one_per_block(deltas, f"call_{parser._next}")
+        deltas = _one_per_block(deltas)
     deltas.append(trusted(UsageDelta, usage=_usage(body.get("usage"))))
     deltas.append(trusted(FinishDelta, reason=reason))
     return deltas
 
 
-def _one_per_block(deltas: list[ModelDelta], default_id: str) -> list[ModelDelta]:
-    """Fold the tool-call fragments of a whole message into one delta per call."""
+def _one_per_block(deltas: list[ModelDelta]) -> list[ModelDelta]:
+    """Fold the tool-call fragments of a whole message into one delta per call.
+
+    A call that came without an id is named `call_<its block's number>`, as `ResponseBuilder`
+    names it.
+    """
     out: list[Any] = []
     calls: dict[int, list[Any]] = {}  # block index -> [id, name, argument pieces]
     for delta in deltas:
@@ -87,7 +91,7 @@ def _one_per_block(deltas: list[ModelDelta], default_id: str) -> list[ModelDelta
             out[position] = trusted(
                 ToolCallDelta,
                 index=item,
-                id=call_id or default_id,
+                id=call_id or f"call_{item + 1}",
                 name=name or "",
                 args="".join(args),
             )
