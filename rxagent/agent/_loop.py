@@ -105,7 +105,7 @@ async def run_loop(run: Run) -> None:
                 run.complete()  # a decision was recorded, more are needed: no run, no events
                 return
             await run.events.publish(run.events.make(PreCallEvent, input=run.inputs))
-            # guards run here, before PreCall hooks' effects reach memory
+            # input guards go here: after PreCall, before memory is loaded
             await _load_memory(run)
             final = False  # the step limit was reached: one last call without tools
             while not run.outcome.ended:
