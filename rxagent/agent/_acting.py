@@ -47,14 +47,7 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
     result.
     """
     agent = run.agent
-    limit = agent.max_tool_calls
-    cut: Sequence[ToolUseBlock] = ()
-    if limit is not None:
-        remaining = max(limit - run.tool_calls_made, 0)
-        calls, cut = calls[:remaining], calls[remaining:]
-        if run.tool_calls_made + len(calls) >= limit:
-            run.tools_withdrawn = True
-    run.tool_calls_made += len(calls)
+    calls, cut = run.budget.take(calls)
     waits = [needs_approval(run, call, offered) for call in calls]  # decided before PreActing
     held = [call for call, wait in zip(calls, waits, strict=True) if wait]
     runnable = [call for call, wait in zip(calls, waits, strict=True) if not wait]
@@ -71,7 +64,10 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
             remember(run, calls, results)
             raise
     for call in cut:
-        message = f"tool call limit reached (max_tool_calls={limit}); the call was not executed"
+        message = (
+            f"tool call limit reached (max_tool_calls={agent.max_tool_calls}); the call was not "
+            "executed"
+        )
         results[call.id] = ToolResultBlock(
             id=call.id, name=call.name, output=message, is_error=True
         )

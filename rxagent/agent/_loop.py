@@ -16,9 +16,9 @@ subscribe ─► run_loop(run)                       one task per run; disposing
 ```
 
 Each phase is a plain call on the `Run` (`_run.py`), which holds the run's state in owners:
-`run.outcome` (how it ends), `run.lease`, `run.events` (publishing), `run.approvals`. A
-failure of the run is data (an `ErrorEvent`, then a failed PostCall); `on_error` is for bugs
-and for runs that cannot start.
+`run.outcome` (how it ends), `run.lease`, `run.budget`, `run.events` (publishing) and
+`run.approvals`. A failure of the run is data (an `ErrorEvent`, then a failed PostCall);
+`on_error` is for bugs and for runs that cannot start.
 
 The engine is this explicit loop. Rx is its edge: `run_observable` makes each run a cold
 Observable, and users compose runs and their events with Rx operators (`rxagent.rx`).
@@ -262,7 +262,7 @@ async def _step(run: Run, final: bool) -> bool:
         if run.stopping():
             await run.interrupted("before_acting")
             return final
-        over_budget = run.tools_withdrawn and run.agent.max_tool_calls is not None
+        over_budget = run.budget.withdrawn and run.budget.limit is not None
         await act(run, calls, offered)
         if run.outcome.ended:
             return final
@@ -284,8 +284,8 @@ def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
     messages = tuple(run.memory)
     if run.system_msg is not None:
         messages = (run.system_msg, *messages)
-    run.bound_request(messages)
-    if final or run.tools_withdrawn:
+    run.bound.measure(run.memory, messages)
+    if final or run.budget.withdrawn:
         tools: tuple[Any, ...] = ()
     else:
         tools = run.agent.toolkit.schemas(run.state.active_groups)

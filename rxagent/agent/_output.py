@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rxagent.agent._acting import act
-from rxagent.agent._run import UNSET
+from rxagent.agent._owners import UNSET
 from rxagent.agent._saving import save_checkpoint
 from rxagent.agent.conditions import marked_answer
 from rxagent.errors import ErrorCode
@@ -89,13 +89,13 @@ async def _repair(
     offered: Collection[str] | None,
 ) -> None:
     limit = run.agent.max_output_retries
-    if run.output_retries >= limit:
+    if run.budget.repairs >= limit:
         await fail_output(run, failure)
         return
-    run.output_retries += 1
+    run.budget.repairs += 1
     message = (
         f"the answer does not validate as {_type_name(plan.output_type)}; it is sent back "
-        f"to the model (repair {run.output_retries} of {limit}):\n{failure.summary()}"
+        f"to the model (repair {run.budget.repairs} of {limit}):\n{failure.summary()}"
     )
     await run.events.publish(
         run.events.make(
@@ -127,7 +127,7 @@ async def fail_output(run: Run, failure: OutputFailure, *, ended: str | None = N
     """End the run with `OUTPUT_INVALID`, the raw answer and the errors."""
     plan = run.output_plan
     name = _type_name(plan.output_type if plan is not None else run.ctx.output_type)
-    repairs = run.output_retries
+    repairs = run.budget.repairs
     after = f" after {repairs} repair{'s' if repairs != 1 else ''}" if repairs else ""
     if ended is not None:
         after += f" (the run ended by {ended!r}, so it was read from the reply)"

@@ -94,7 +94,7 @@ async def _model_failed(run: Run, builder: ResponseBuilder, exc: Exception) -> N
     """The model stream raised: restart the step (a recoverable break mid-stream), or fail."""
     await run.events.join_drainer()  # what it emitted (retries) comes before the failure
     if isinstance(exc, AgentRunError):
-        if exc.recoverable and builder.started and run.stream_restarts < MAX_RESTARTS:
+        if exc.recoverable and builder.started and run.budget.restarts < MAX_RESTARTS:
             await _restart_step(run, exc)
         else:
             await run.fail(exc.code, str(exc), source="model", exception=exc, recoverable=False)
@@ -109,7 +109,7 @@ async def _model_failed(run: Run, builder: ResponseBuilder, exc: Exception) -> N
 
 async def _restart_step(run: Run, exc: AgentRunError) -> None:
     """Report a stream that broke after chunks reached the run; the step starts again."""
-    run.stream_restarts += 1
+    run.budget.restarts += 1
     event = run.events.make(
         ErrorEvent,
         code=exc.code,

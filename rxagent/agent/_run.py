@@ -1,15 +1,18 @@
-"""One run's state, split among owners that are the only writers of their data.
+"""`Run`: the engine of one run, and the `RunEngine` behind its public `RunContext`.
 
-- `Run` is the engine of one run and the `RunEngine` behind its public `RunContext`: the
-  session's memory and counters, the run's task and tool tasks, interrupts, and ending a run
-  that cannot finish normally (disposal, abandoning, release).
-- `Outcome`: why the run ends, its error, reply and output; written only by `stop()`,
-  `fail()` and `interrupt()`.
-- `Lease`: the run's lease on its session in the store (acquire, renew, keep alive, release).
-- `Publisher` (`_publisher.py`): the run's events, in order.
-- `Approvals` (`_approval.py`): the session's parked batch and its pending approvals.
+A run's state is split among owners that are the only writers of their data:
 
-The loop that drives a run is in `_loop.py`.
+- `run.outcome` (`Outcome`, `_owners.py`): why the run ends, its error, reply and output;
+  written only by `stop()`, `fail()` and `interrupt()`.
+- `run.lease` (`Lease`): the run's lease on its session (acquire, renew, keep alive, release).
+- `run.budget` (`Budget`) and `run.bound` (`RequestBound`): the run's limits as they are spent,
+  and the token bound of each step's request.
+- `run.events` (`Publisher`, `_publisher.py`): the run's events, in order.
+- `run.approvals` (`Approvals`, `_approval.py`): the parked batch and its pending approvals.
+
+`Run` itself keeps the session's memory and counters, the run's task and tool tasks, and
+interrupts, and ends a run that cannot finish normally (disposal, abandoning, release). The
+loop that drives a run is in `_loop.py`.
 """
 
 from __future__ import annotations
@@ -20,14 +23,14 @@ import logging
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from rxagent.agent._approval import Approvals
+from rxagent.agent._owners import Budget, Lease, Outcome, RequestBound
 from rxagent.agent._publisher import Publisher
 from rxagent.agent._saving import save_state
 from rxagent.context import _CURRENT, RunContext
-from rxagent.errors import ErrorCode, HookFailedError, Reject, SessionBusyError
+from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, InterruptedEvent
 from rxagent.result import ErrorInfo
 from rxagent.state import AgentState, pair_tool_calls
-from rxagent.tokens._bound import MESSAGE_OVERHEAD, message_bound
 
 if TYPE_CHECKING:
     from rxagent.agent._agent import ReActAgent
@@ -37,130 +40,13 @@ if TYPE_CHECKING:
     from rxagent.models.base import ChatModel, ModelOptions
     from rxagent.output import OutputPlan
     from rxagent.result import StopReason
-    from rxagent.state import SessionStore
 
-__all__ = ["UNSET", "Checkpoint", "Lease", "Outcome", "Run"]
+__all__ = ["Checkpoint", "Run"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
 Checkpoint = Literal["before_reasoning", "chunk", "before_acting", "after_tool"]
 """Where a run noticed an interrupt (`InterruptedEvent.checkpoint`)."""
-
-UNSET: Final = object()
-"""`Outcome.output` before a valid answer was read."""
-
-
-class Outcome:
-    """How a run ends: its stop reason, error, reply and structured output.
-
-    Only `stop()`, `fail()` and `interrupt()` write them (and `settle()` the final reply, at
-    PostCall); `ended` tells the loop to stop.
-    """
-
-    __slots__ = ("ended", "error", "output", "reply", "stop_reason")
-
-    def __init__(self) -> None:
-        self.ended = False
-        self.stop_reason: StopReason = "no_tool_calls"
-        self.error: ErrorInfo | None = None
-        self.reply: Msg | None = None
-        self.output: Any = UNSET
-
-    def stop(self, reason: StopReason, reply: Msg | None = None, output: Any = UNSET) -> None:
-        """End the run for `reason`, with `reply` (default: chosen at the end) and `output`."""
-        self.ended = True
-        self.stop_reason = reason
-        if reply is not None:
-            self.reply = reply
-        if output is not UNSET:
-            self.output = output
-
-    def fail(self, error: ErrorInfo) -> None:
-        """End the run as failed with `error` (also to amend the error of a failed run)."""
-        self.ended = True
-        self.stop_reason = "error"
-        self.error = error
-
-    def interrupt(self, error: ErrorInfo) -> None:
-        """End the run as interrupted (by a caller, or by its `request_timeout`)."""
-        self.ended = True
-        self.stop_reason = "interrupted"
-        self.error = error
-
-    def settle(self, reply: Msg) -> None:
-        """Fix the final reply: the one PostCall hooks left."""
-        self.reply = reply
-
-
-class Lease:
-    """A run's lease on its session, so the session cannot run twice, even across processes.
-
-    It is acquired at the start of the run, renewed while the run lives (a timer every third of
-    the TTL, and after each save, each at most once per quarter of the TTL), and released at
-    the end.
-    """
-
-    __slots__ = ("_loop", "_renewed_at", "_store", "_task", "_timer", "_ttl", "_who", "held")
-
-    def __init__(
-        self,
-        store: SessionStore,
-        agent: str,
-        session_id: str,
-        run_id: str,
-        ttl: float,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
-        self._store = store
-        self._who = (agent, session_id, run_id)
-        self._ttl = ttl
-        self._loop = loop
-        self.held = False
-        self._renewed_at = 0.0
-        self._timer: asyncio.TimerHandle | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    async def acquire(self) -> None:
-        """Take the session's lease and keep it alive.
-
-        Raises:
-            SessionBusyError: Another run (maybe in another process) holds it.
-        """
-        agent, session_id, run_id = self._who
-        if not await self._store.acquire_lease(agent, session_id, run_id, self._ttl):
-            raise SessionBusyError(agent, session_id)
-        self.held = True
-        self._renewed_at = self._loop.time()
-        self._timer = self._loop.call_later(self._ttl / 3, self._keep)
-
-    async def renew(self) -> None:
-        """Extend the lease if a quarter of its TTL passed since it was last renewed."""
-        now = self._loop.time()
-        if self.held and now - self._renewed_at > self._ttl / 4:
-            self._renewed_at = now
-            if not await self._store.renew_lease(*self._who, self._ttl):
-                logger.warning("lost the lease on session %r", self._who[1])
-
-    def _keep(self) -> None:
-        if not self.held:
-            return
-        if self._task is None or self._task.done():
-            self._task = self._loop.create_task(self.renew())
-        self._timer = self._loop.call_later(self._ttl / 3, self._keep)
-
-    async def release(self) -> None:
-        """Give the lease back to the store, if held."""
-        if self.held:
-            self.held = False
-            self.stop()
-            await self._store.release_lease(*self._who)
-
-    def stop(self) -> None:
-        """Stop keeping the lease alive (it expires by its TTL unless released)."""
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._task is not None:
-            self._task.cancel()
 
 
 class Run:
@@ -241,16 +127,9 @@ class Run:
         self.awaiting_tool = False
         self._cancelled_for_interrupt = False
         self._timer: asyncio.TimerHandle | None = None
-        # limits
-        self.tool_calls_made = 0
-        self.tools_withdrawn = agent.max_tool_calls == 0  # no budget: no tools on offer at all
-        self.output_retries = 0
-        self.stream_restarts = 0
+        self.budget = Budget(agent.max_tool_calls)
+        self.bound = RequestBound()
         self.final_reason: StopReason = "max_iters"  # why the last call without tools is made
-        # the token bound of the request built for the current step (see request_bound)
-        self._memory_bound = 0
-        self._bounded_upto = 0
-        self._request: tuple[tuple[Msg, ...], int] | None = None
         self.inject: dict[type[Any], object] = {RunContext: ctx, **ctx.deps}
         policy = agent.checkpoint
         self.checkpoint_steps = policy == "step" or (
@@ -269,29 +148,14 @@ class Run:
 
     def request_bound(self, messages: tuple[Msg, ...]) -> int | None:
         """The token bound of `messages` if they are the request built for this step."""
-        request = self._request
-        return request[1] if request is not None and request[0] is messages else None
-
-    def bound_request(self, messages: tuple[Msg, ...]) -> None:
-        """Record an upper bound on the tokens of this step's request (system prompt and memory).
-
-        Memory only grows during a run, so the bound is kept up to date in O(new messages);
-        `ContextWindow` reads it through `RunContext.request_bound` to skip counting requests
-        that fit.
-        """
-        memory = self.memory
-        for message in memory[self._bounded_upto :]:
-            self._memory_bound += message_bound(message)
-        self._bounded_upto = len(memory)
-        system = message_bound(messages[0]) if len(messages) > len(memory) else 0
-        self._request = (messages, MESSAGE_OVERHEAD + self._memory_bound + system)
+        return self.bound.of(messages)
 
     # -- steps -----------------------------------------------------------------------------------
 
     def end_step(self) -> None:
         """Close the current step: the next one has the next number."""
         self.ctx.step += 1
-        self.stream_restarts = 0
+        self.budget.restarts = 0
 
     def next_call_id(self) -> str:
         """The next deterministic tool-call id of this session (`call_<n>`)."""
