@@ -20,14 +20,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Mapping
 
-__all__ = [
-    "NOT_FOUND",
-    "RunContext",
-    "RunEngine",
-    "current_run",
-    "current_run_or_none",
-    "find_dependency",
-]
+__all__ = ["NOT_FOUND", "RunContext", "current_run", "current_run_or_none", "find_dependency"]
 
 T = TypeVar("T")
 
