@@ -81,11 +81,11 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
                 exception=None,
             )
         )
-    if held and not run.interrupt_requested:
+    if held and not run.interrupt.requested:
         await park(run, (*calls, *cut), results, held, stop)
         return
     remember(run, (*calls, *cut), results)
-    if run.interrupt_requested:
+    if run.interrupt.requested:
         await run.interrupted("after_tool")
     elif stop:
         run.outcome.stop("hook_stop")
@@ -129,7 +129,7 @@ async def pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultB
         pre = await run.events.publish(run.events.make(PreActingEvent, tool_call=call))
     except Reject as reject:
         return _error(call, f"Tool call rejected by hook {reject.hook!r}: {reject.reason}")
-    if run.interrupt_requested:  # interrupted while PreActing was dispatched: don't start
+    if run.interrupt.requested:  # interrupted while PreActing was dispatched: don't start
         return _error(call, "interrupted")
     return pre.tool_call
 
@@ -216,7 +216,7 @@ async def run_inline(
     run's task while it waits here, so the tool sees `CancelledError`, as a tool task would.
     """
     events = run.events
-    run.awaiting_tool = True
+    run.interrupt.waiting_in = "tool"
     events.on_pending = events.start_drainer
     token = _CURRENT_CALL.set(call)
     outcome: ToolOutcome | ToolResultBlock
@@ -234,7 +234,7 @@ async def run_inline(
         outcome = _interrupted(run, call)
     finally:
         _CURRENT_CALL.reset(token)
-        run.awaiting_tool = False
+        run.interrupt.waiting_in = None
         events.on_pending = None
     await events.join_drainer()  # an interrupt never cancels it: what the tool said is delivered
     if events.pending:
@@ -254,7 +254,7 @@ async def _act_sequential(
 ) -> bool:
     stop = False
     for call in calls:
-        if run.interrupt_requested:
+        if run.interrupt.requested:
             break
         approved = await pre_acting(run, call)
         if isinstance(approved, ToolResultBlock):
@@ -270,7 +270,7 @@ async def _act_parallel(
 ) -> bool:
     started: list[tuple[ToolUseBlock, asyncio.Task[ToolOutcome] | ToolResultBlock]] = []
     for call in calls:
-        if run.interrupt_requested:
+        if run.interrupt.requested:
             break
         approved = await pre_acting(run, call)
         if isinstance(approved, ToolResultBlock):

@@ -223,7 +223,7 @@ async def _load_memory(run: Run) -> None:
 async def _step(run: Run, final: bool) -> bool:
     """One ReAct step: reason, then act. Returns whether the next step is the final one."""
     ctx = run.ctx
-    if run.interrupt_requested:
+    if run.interrupt.requested:
         await run.interrupted("before_reasoning")
         return final
     await run.lease.renew()
@@ -450,8 +450,8 @@ def _fallback_reply(run: Run) -> Msg:
     """
     outcome = run.outcome
     if outcome.stop_reason == "interrupted":
-        if run.interrupt_reason is not None:
-            return run.interrupt_reason
+        if run.interrupt.reason is not None:
+            return run.interrupt.reason
         return Msg.assistant("The run was interrupted.")
     if outcome.error is not None:
         return Msg.assistant(outcome.error.failure_text())

@@ -108,7 +108,7 @@ async def _repair(
         )
     )
     if others and not final:  # the response's own tool calls run first, as in any step
-        if run.interrupt_requested:
+        if run.interrupt.requested:
             await run.interrupted("before_acting")
             return
         await act(run, others, offered)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from rxagent.errors import SessionBusyError
 from rxagent.tokens._bound import MESSAGE_OVERHEAD, message_bound
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rxagent.result import ErrorInfo, StopReason
     from rxagent.state import SessionStore
 
-__all__ = ["UNSET", "Budget", "Lease", "Outcome", "RequestBound"]
+__all__ = ["UNSET", "Budget", "Interrupt", "Lease", "Outcome", "RequestBound"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
@@ -195,3 +195,41 @@ class RequestBound:
         """The bound of `messages` if they are the request measured last, else None."""
         request = self._request
         return request[1] if request is not None and request[0] is messages else None
+
+
+class Interrupt:
+    """A request to stop the run, and where the run's task waits when it comes.
+
+    The request comes from a caller (`agent.interrupt()`) or from the run's `request_timeout`.
+    The run's task is cancelled for an interrupt only while it waits in the model's stream, or
+    in a tool running on it; `absorb()` tells that cancellation apart from any other.
+    """
+
+    __slots__ = ("_task_cancelled", "reason", "requested", "timed_out", "waiting_in")
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.reason: Msg | None = None  # the caller's message: the run's reply
+        self.timed_out = False
+        self.waiting_in: Literal["model", "tool"] | None = None
+        self._task_cancelled = False
+
+    def ask(self, msg: Msg | None, *, timeout: bool) -> None:
+        """Record the request (the first one counts)."""
+        self.requested = True
+        self.reason = msg
+        self.timed_out = timeout
+
+    def cancelled_task(self) -> None:
+        """Note that the run's task was cancelled to stop it where it waits."""
+        self._task_cancelled = True
+
+    def absorb(self) -> bool:
+        """Whether a `CancelledError` of the run's task came from an interrupt.
+
+        If so it is taken back: the run goes on, to end as interrupted.
+        """
+        if not self._task_cancelled:
+            return False
+        self._task_cancelled = False
+        return True

@@ -44,7 +44,7 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
     output_at = 0
     try:
         while True:
-            run.awaiting_model = True
+            run.interrupt.waiting_in = "model"
             # what the model emits while awaited (a RetryEvent before a retry) is delivered at
             # once by a drainer task, as for a tool running on the run's task
             events.on_pending = events.start_drainer
@@ -65,9 +65,9 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
                 await _model_failed(run, builder, exc)
                 return None
             finally:
-                run.awaiting_model = False
+                run.interrupt.waiting_in = None
                 events.on_pending = None
-            if run.interrupt_requested:
+            if run.interrupt.requested:
                 await run.interrupted("chunk")
                 return None
             if position >= 0:

@@ -118,11 +118,11 @@ async def _resume(run: Run) -> None:
         raise
     finally:
         run.key_origin = run.ctx.run_id
-    if changed and not run.interrupt_requested:
+    if changed and not run.interrupt.requested:
         await _park_again(run, results, changed, stop)
     else:
         _close(run, results)
-        if run.interrupt_requested:
+        if run.interrupt.requested:
             await run.interrupted("after_tool")
         elif stop:
             run.outcome.stop("hook_stop")
@@ -140,7 +140,7 @@ async def _act_approved(
     waiting = []
     stop = False
     for call, approval in todo:
-        if run.interrupt_requested:
+        if run.interrupt.requested:
             break
         checked = await pre_acting(run, call)
         ready: ToolOutcome | ToolResultBlock

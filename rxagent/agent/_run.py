@@ -23,7 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from rxagent.agent._approval import Approvals
-from rxagent.agent._owners import Budget, Lease, Outcome, RequestBound
+from rxagent.agent._owners import Budget, Interrupt, Lease, Outcome, RequestBound
 from rxagent.agent._publisher import Publisher
 from rxagent.agent._saving import save_state
 from rxagent.context import _CURRENT, RunContext
@@ -120,12 +120,7 @@ class Run:
         self.holds_session = False
         self.holds_slot = False
         # interrupts
-        self.interrupt_requested = False
-        self.interrupt_reason: Msg | None = None
-        self.timed_out = False
-        self.awaiting_model = False
-        self.awaiting_tool = False
-        self._cancelled_for_interrupt = False
+        self.interrupt = Interrupt()
         self._timer: asyncio.TimerHandle | None = None
         self.budget = Budget(agent.max_tool_calls)
         self.bound = RequestBound()
@@ -208,14 +203,14 @@ class Run:
         """Ask the run to stop at its next checkpoint (sync; from any task on the loop)."""
         if self.finished or self.disposed:
             return False
-        if self.interrupt_requested:
+        interrupt = self.interrupt
+        if interrupt.requested:
             return True
-        self.interrupt_requested = True
-        self.interrupt_reason = msg
-        self.timed_out = timeout
+        interrupt.ask(msg, timeout=timeout)
         cancel_tools = self.agent.interrupt_tools == "cancel"
-        if (self.awaiting_model or (self.awaiting_tool and cancel_tools)) and self.task is not None:
-            self._cancelled_for_interrupt = True
+        waiting = interrupt.waiting_in
+        if (waiting == "model" or (waiting == "tool" and cancel_tools)) and self.task is not None:
+            interrupt.cancelled_task()
             self.task.cancel()
         if cancel_tools:
             for task in self.tool_tasks:
@@ -223,28 +218,33 @@ class Run:
         self.events.notify()
         return True
 
+    @property
+    def interrupt_requested(self) -> bool:
+        """True once the run was asked to stop (what `RunContext.interrupted` reads)."""
+        return self.interrupt.requested
+
     def stopping(self) -> bool:
         """Whether an interrupt arrived (a call, so it is read afresh after each await)."""
-        return self.interrupt_requested
+        return self.interrupt.requested
 
     def absorb_interrupt_cancel(self) -> bool:
         """Whether a `CancelledError` came from `request_interrupt`; if so, it is absorbed."""
-        if not self._cancelled_for_interrupt:
+        if not self.interrupt.absorb():
             return False
-        self._cancelled_for_interrupt = False
         if self.task is not None:
             self.task.uncancel()
         return True
 
     async def interrupted(self, checkpoint: Checkpoint) -> None:
         """End the run at `checkpoint`, where it noticed an interrupt or its timeout."""
-        reason = self.interrupt_reason.text if self.interrupt_reason is not None else ""
+        message = self.interrupt.reason
+        reason = message.text if message is not None else ""
         event = self.events.make(InterruptedEvent, checkpoint=checkpoint, reason=reason)
         self.outcome.interrupt(
             ErrorInfo(code=ErrorCode.INTERRUPTED, message=reason or "the run was interrupted")
         )
         await self.events.publish(event)
-        if self.timed_out:  # cut by the clock, like an interrupt, and failed with TIMEOUT
+        if self.interrupt.timed_out:  # cut by the clock, like an interrupt, and failed: TIMEOUT
             limit = self.agent.request_timeout
             await self.fail(
                 ErrorCode.TIMEOUT,
