@@ -8,11 +8,13 @@ A run's state is split among owners that are the only writers of their data:
 - `run.budget` (`Budget`) and `run.bound` (`RequestBound`): the run's limits as they are spent,
   and the token bound of each step's request.
 - `run.events` (`Publisher`, `_publisher.py`): the run's events, in order.
+- `run.interrupt` (`Interrupt`): a request to stop, and where the run's task waits for it.
+- `run.events` (`Publisher`, `_publisher.py`): the run's events, in order.
 - `run.approvals` (`Approvals`, `_approval.py`): the parked batch and its pending approvals.
 
-`Run` itself keeps the session's memory and counters, the run's task and tool tasks, and
-interrupts, and ends a run that cannot finish normally (disposal, abandoning, release). The
-loop that drives a run is in `_loop.py`.
+`Run` itself keeps the session's memory and counters and the run's task and tool tasks; it acts
+on an interrupt (cancelling where the run waits) and ends a run that cannot finish normally
+(disposal, abandoning, release). The loop that drives a run is in `_loop.py`.
 """
 
 from __future__ import annotations
