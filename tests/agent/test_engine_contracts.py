@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from virtual_time import VirtualTimeLoop, run_in_virtual_time  # type: ignore[import-not-found]
 
 from rxagent import (
     ErrorEvent,
@@ -264,31 +265,6 @@ def test_the_condition_classes_are_deprecated_names() -> None:
         _ = rxagent.agent.NoSuchThing
 
 
-class _VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock jumps to the next timer whenever nothing else is ready."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.now = 0.0
-        selector: Any = getattr(self, "_selector")  # noqa: B009 - a private attribute
-        loop = self
-
-        class Skipping:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(selector, name)
-
-            def select(self, timeout: float | None = None) -> Any:
-                ready = selector.select(0)
-                if not ready and timeout:
-                    loop.now += timeout
-                return ready
-
-        setattr(self, "_selector", Skipping())  # noqa: B010 - a private attribute
-
-    def time(self) -> float:
-        return self.now
-
-
 def test_the_run_keeps_time_on_its_event_loop_so_virtual_time_drives_it() -> None:
     renewals: list[float] = []
 
@@ -312,12 +288,13 @@ def test_the_run_keeps_time_on_its_event_loop_so_virtual_time_drives_it() -> Non
         request_timeout=600.0,  # ten minutes of the loop's clock
         lease_ttl_s=30.0,
     )
-    loop = _VirtualTimeLoop()
-    try:  # on a wall clock this would take ten minutes (pytest-timeout would stop it first)
-        result = loop.run_until_complete(agent.call("go"))
-        end = loop.time()
-    finally:
-        loop.close()
+
+    async def main(loop: VirtualTimeLoop) -> tuple[Any, float]:
+        result = await agent.call("go")
+        return result, loop.time()
+
+    # on a wall clock this would take ten minutes (pytest-timeout would stop it first)
+    result, end = run_in_virtual_time(main)
     assert result.error is not None
     assert result.error.code is ErrorCode.TIMEOUT
     assert end >= 600.0  # the timeout fired on the loop's clock

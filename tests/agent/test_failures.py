@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from virtual_time import VirtualTimeLoop, run_in_virtual_time  # type: ignore[import-not-found]
 
 from rxagent import (
     CustomEvent,
@@ -98,25 +99,36 @@ async def test_a_propagating_failure_still_delivers_the_event(event_type: type[B
     assert not events[-1].result.ok  # type: ignore[attr-defined]
 
 
-async def test_the_lease_is_renewed_while_the_run_steps():
-    ttl = 0.2
-    checked = asyncio.Event()
+def test_the_lease_is_renewed_while_the_run_steps():
+    ttl = 30.0  # a real TTL: the loop's clock is virtual, so its minutes take no time
 
-    def step(messages: Any, tools: Any, options: Any) -> Any:
-        """Steps of a quarter of the TTL each, until the test has checked the lease."""
-        return "done" if checked.is_set() else tool_call("nap", seconds=ttl / 4)
+    async def main(loop: VirtualTimeLoop) -> None:
+        checked = asyncio.Event()
 
-    store = InMemoryStore()
-    first = ReActAgent(
-        "bot", "", FunctionModel(step), tools=[nap], store=store, lease_ttl_s=ttl, max_iters=1000
-    )
-    second = ReActAgent("bot", "", ScriptedModel(["intruder"]), store=store, lease_ttl_s=ttl)
-    running = asyncio.create_task(first.call("long"))
-    await asyncio.sleep(2 * ttl)  # the behaviour: beyond one TTL, only renewal keeps the lease
-    with pytest.raises(SessionBusyError):
-        await second.call("me too")
-    checked.set()
-    assert (await running).ok
+        def step(messages: Any, tools: Any, options: Any) -> Any:
+            """Steps of a quarter of the TTL each, until the test has checked the lease."""
+            return "done" if checked.is_set() else tool_call("nap", seconds=ttl / 4)
+
+        store = InMemoryStore(clock=loop.time)
+        first = ReActAgent(
+            "bot",
+            "",
+            FunctionModel(step),
+            tools=[nap],
+            store=store,
+            lease_ttl_s=ttl,
+            max_iters=1000,
+            request_timeout=None,
+        )
+        second = ReActAgent("bot", "", ScriptedModel(["intruder"]), store=store, lease_ttl_s=ttl)
+        running = asyncio.create_task(first.call("long"))
+        await asyncio.sleep(2 * ttl)  # the behaviour: beyond one TTL, only renewal keeps it
+        with pytest.raises(SessionBusyError):
+            await second.call("me too")
+        checked.set()
+        assert (await running).ok
+
+    run_in_virtual_time(main)
 
 
 async def test_a_conflicting_save_fails_the_run_instead_of_raising():

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from virtual_time import VirtualTimeLoop, run_in_virtual_time  # type: ignore[import-not-found]
 
 from rxagent import (
     ActingChunkEvent,
@@ -144,35 +145,40 @@ async def test_a_cancelled_queued_run_hands_its_place_on():
         await b
 
 
-async def test_the_lease_is_kept_through_a_long_tool():
-    ttl = 0.2
-    started = asyncio.Event()
-    release = asyncio.Event()
+def test_the_lease_is_kept_through_a_long_tool():
+    ttl = 30.0  # a real TTL: the loop's clock is virtual, so its minutes take no time
 
-    @tool
-    async def slow() -> str:
-        """Run until released."""
-        started.set()
-        await release.wait()
-        return "x"
+    async def main(loop: VirtualTimeLoop) -> None:
+        started = asyncio.Event()
+        release = asyncio.Event()
 
-    store = InMemoryStore()
-    first = ReActAgent(
-        "bot",
-        "",
-        ScriptedModel([tool_call("slow"), "done"]),
-        tools=[slow],
-        store=store,
-        lease_ttl_s=ttl,
-    )
-    second = ReActAgent("bot", "", ScriptedModel(["no"]), store=store, lease_ttl_s=ttl)
-    running = asyncio.create_task(first.call("one"))
-    await started.wait()
-    await asyncio.sleep(2 * ttl)  # the behaviour: time passes inside one tool call
-    with pytest.raises(SessionBusyError):
-        await second.call("two")
-    release.set()
-    assert (await running).ok
+        @tool
+        async def slow() -> str:
+            """Run until released."""
+            started.set()
+            await release.wait()
+            return "x"
+
+        store = InMemoryStore(clock=loop.time)
+        first = ReActAgent(
+            "bot",
+            "",
+            ScriptedModel([tool_call("slow"), "done"]),
+            tools=[slow],
+            store=store,
+            lease_ttl_s=ttl,
+            request_timeout=None,
+        )
+        second = ReActAgent("bot", "", ScriptedModel(["no"]), store=store, lease_ttl_s=ttl)
+        running = asyncio.create_task(first.call("one"))
+        await started.wait()
+        await asyncio.sleep(2 * ttl)  # the behaviour: time passes inside one tool call
+        with pytest.raises(SessionBusyError):
+            await second.call("two")
+        release.set()
+        assert (await running).ok
+
+    run_in_virtual_time(main)
 
 
 async def test_a_slow_consumer_bounds_what_tools_emit():
