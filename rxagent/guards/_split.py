@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 HELD_OUT_SHARE: Final = 0.30
 
@@ -32,8 +34,12 @@ def split_rows(rows: Sequence[Mapping[str, str]]) -> list[Split]:
         One split name per row, in the rows' order.
 
     Example:
-        >>> split_rows([{"label": "benign", "source": "a"}, {"label": "benign", "source": "b"}])
-        ['dev', 'dev']
+        ```python
+        from rxagent.guards._split import split_rows
+
+        rows = [{"label": "benign", "source": f"s{i}"} for i in range(10)]
+        assert split_rows(rows).count("held_out") == 3
+        ```
     """
     by_label: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:

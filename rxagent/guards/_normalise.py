@@ -1,0 +1,92 @@
+"""Text normalisation before scanning: one canonical, lower-case view of what a reader would see.
+
+`normalise` applies, in order: NFKC (full-width and compatibility forms), removal of zero-width and
+bidirectional control characters, folding of Cyrillic and Greek look-alikes in words that mix them
+with Latin letters, lower-casing, and folding of leetspeak in tokens that mix letters and digits.
+Unicode tag characters (U+E0020..U+E007E, invisible "ASCII smuggling") are removed from the text
+and returned separately as the ASCII they spell, to be scanned as an embedded payload.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final, NamedTuple
+
+_INVISIBLE: Final = re.compile(
+    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
+)
+_INVISIBLE_IN_WORD: Final = re.compile(
+    "[^\\W\\d_][\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+[^\\W\\d_]"
+)
+_TAG_CHARS: Final = re.compile("[\U000e0000-\U000e007f]+")
+_MIXED_SCRIPT: Final = re.compile(
+    "[a-zA-Z][\u0370-\u03ff\u0400-\u04ff]|[\u0370-\u03ff\u0400-\u04ff][a-zA-Z]"
+)
+_MIXED_WORD: Final = re.compile(
+    "[^\\W\\d_]*(?:[a-zA-Z][^\\W\\d_a-zA-Z]|[^\\W\\d_a-zA-Z][a-zA-Z])\\w*"
+)
+
+# Cyrillic and Greek letters that look like Latin ones (Unicode confusables, the common subset).
+_HOMOGLYPHS: Final = str.maketrans(
+    "аеорсухіјѕԁɡһӏԛԝвкмнтАВЕЗІЈКМНОРСТУХЅԌαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdghlqwbkmhtABE3IJKMHOPCTYXSGabeikvoptyxABEZHIKMNOPTYX",
+)
+_LEET: Final = str.maketrans("013457@$", "oieastas")
+_LEET_TOKEN: Final = re.compile(r"[a-z0-9@$]*(?:[a-z][013457@$]|[013457@$][a-z])[a-z0-9@$]*")
+
+
+class Normalised(NamedTuple):
+    """A text's scanning view and what normalisation found hidden in it."""
+
+    text: str
+    """The normalised, lower-case text."""
+    tag_payload: str
+    """The ASCII spelled by Unicode tag characters, or `""`."""
+    obfuscated: bool
+    """Whether invisible characters split a word or scripts were mixed inside a word."""
+
+
+def _fold_mixed_word(match: re.Match[str]) -> str:
+    return match.group().translate(_HOMOGLYPHS)
+
+
+def _fold_leet_token(match: re.Match[str]) -> str:
+    token = match.group()
+    return token.translate(_LEET) if any(c.isalpha() for c in token) else token
+
+
+def _tag_to_ascii(chars: str) -> str:
+    return "".join(chr(ord(c) - 0xE0000) for c in chars if 0xE0020 <= ord(c) <= 0xE007E)
+
+
+def normalise(text: str) -> Normalised:
+    r"""Return the scanning view of `text` (see the module docstring for the steps).
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The normalised text, the tag-character payload and whether obfuscation was seen.
+
+    Example:
+        ```python
+        from rxagent.guards._normalise import normalise
+
+        hidden = "Ig\u200bn\u043ere ALL pr3v10us"  # a zero-width space, a Cyrillic o, leetspeak
+        assert normalise(hidden).text == "ignore all previous"
+        ```
+    """
+    tag_payload = ""
+    if _TAG_CHARS.search(text):
+        tag_payload = "".join(_tag_to_ascii(m) for m in _TAG_CHARS.findall(text))
+        text = _TAG_CHARS.sub("", text)
+    text = unicodedata.normalize("NFKC", text)
+    obfuscated = bool(tag_payload) or bool(_INVISIBLE_IN_WORD.search(text))
+    text = _INVISIBLE.sub("", text)
+    if _MIXED_SCRIPT.search(text):
+        obfuscated = True
+        text = _MIXED_WORD.sub(_fold_mixed_word, text)
+    text = text.lower()
+    text = _LEET_TOKEN.sub(_fold_leet_token, text)
+    return Normalised(text, tag_payload, obfuscated)
