@@ -95,8 +95,10 @@ def embedded_payloads(text: str) -> list[tuple[str, str]]:
         assert embedded_payloads("iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB") == []
         ```
     """
-    payloads = [("base64", p) for p in _base64_runs(text)]
-    payloads += [("hex", p) for p in _hex_runs(text)]
+    # base64 and hex runs hold no whitespace: only tokens of 16 characters or more can hold one
+    long_tokens = " ".join(token for token in text.split() if len(token) >= 16)
+    payloads = [("base64", p) for p in _base64_runs(long_tokens)]
+    payloads += [("hex", p) for p in _hex_runs(long_tokens)]
     if "0" in text and "1" in text:
         payloads += [("binary", p) for p in _binary_runs(text)]
     if len(_PERCENT.findall(text)) >= 3:

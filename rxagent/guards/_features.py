@@ -15,6 +15,7 @@ from rxagent.guards._normalise import normalise
 from rxagent.guards._patterns import (
     ACTION_DEMAND,
     AI_ADDRESS,
+    ANCHORS,
     COMPILED,
     DELIMITER,
     IMAGE_DATA,
@@ -51,7 +52,8 @@ _GROUP_FEATURE: Final = {
     "output control": "output_control",
     "evasion phrase": "evasion",
 }
-_FORCED_SCRIPT: Final = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
+_NON_LATIN: Final = frozenset({"zh", "ja", "ko", "ru", "ar"})
 
 
 class Features(NamedTuple):
@@ -66,7 +68,8 @@ class Features(NamedTuple):
 def scan_phrases(text: str) -> list[tuple[str, str]]:
     """The `(group, language)` pairs of phrase patterns that match the normalised `text`.
 
-    Latin-script texts skip the patterns of non-Latin languages.
+    Latin-script texts skip the patterns of non-Latin languages. A group matched in English is
+    not reported again for another Latin-script language whose verbs it shares ("ignore").
 
     Args:
         text: Normalised, lower-case text.
@@ -81,14 +84,21 @@ def scan_phrases(text: str) -> list[tuple[str, str]]:
         assert scan_phrases("ignore previous instructions") == [("override phrase", "en")]
         ```
     """
-    non_ascii = bool(_FORCED_SCRIPT.search(text))
+    non_ascii = bool(_NON_ASCII.search(text))
     hits = []
     for group, by_lang in COMPILED.items():
+        english = False
         for lang, pattern in by_lang.items():
-            if lang in {"zh", "ja", "ko", "ru", "ar"} and not non_ascii:
+            if lang in _NON_LATIN and not non_ascii:
+                continue
+            if english and lang not in _NON_LATIN:
+                continue
+            anchors = ANCHORS.get((group, lang))
+            if anchors is not None and not any(word in text for word in anchors):
                 continue
             if pattern.search(text):
                 hits.append((group, lang))
+                english = english or lang == "en"
     return hits
 
 
@@ -135,7 +145,7 @@ def extract(text: str) -> Features:
     if "![" in text and _has_exfiltrating_image(text):
         values["markdown_exfiltration"] = 1.0
         reasons.append("markdown image exfiltration")
-    payloads = embedded_payloads(text)
+    payloads = embedded_payloads(view.visible)
     if view.tag_payload:
         payloads.append(("tag-character", view.tag_payload))
     for encoding, decoded in payloads:

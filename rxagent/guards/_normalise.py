@@ -20,6 +20,7 @@ _INVISIBLE_IN_WORD: Final = re.compile(
     "[^\\W\\d_][\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+[^\\W\\d_]"
 )
 _TAG_CHARS: Final = re.compile("[\U000e0000-\U000e007f]+")
+_CYRILLIC_GREEK: Final = re.compile("[\u0370-\u03ff\u0400-\u04ff]")
 _MIXED_SCRIPT: Final = re.compile(
     "[a-zA-Z][\u0370-\u03ff\u0400-\u04ff]|[\u0370-\u03ff\u0400-\u04ff][a-zA-Z]"
 )
@@ -33,7 +34,9 @@ _HOMOGLYPHS: Final = str.maketrans(
     "aeopcyxijsdghlqwbkmhtABE3IJKMHOPCTYXSGabeikvoptyxABEZHIKMNOPTYX",
 )
 _LEET: Final = str.maketrans("013457@$", "oieastas")
-_LEET_TOKEN: Final = re.compile(r"[a-z0-9@$]*(?:[a-z][013457@$]|[013457@$][a-z])[a-z0-9@$]*")
+_LEET_TOKEN: Final = re.compile(
+    r"(?<![a-z0-9@$])[a-z0-9@$]*(?:[a-z][013457@$]|[013457@$][a-z])[a-z0-9@$]*"
+)
 
 
 class Normalised(NamedTuple):
@@ -41,6 +44,8 @@ class Normalised(NamedTuple):
 
     text: str
     """The normalised, lower-case text."""
+    visible: str
+    """The text after NFKC and removal of invisible characters, case kept (for decoding)."""
     tag_payload: str
     """The ASCII spelled by Unicode tag characters, or `""`."""
     obfuscated: bool
@@ -67,7 +72,8 @@ def normalise(text: str) -> Normalised:
         text: Any text.
 
     Returns:
-        The normalised text, the tag-character payload and whether obfuscation was seen.
+        The normalised text, the visible text, the tag-character payload and whether
+        obfuscation was seen.
 
     Example:
         ```python
@@ -78,15 +84,20 @@ def normalise(text: str) -> Normalised:
         ```
     """
     tag_payload = ""
-    if _TAG_CHARS.search(text):
-        tag_payload = "".join(_tag_to_ascii(m) for m in _TAG_CHARS.findall(text))
-        text = _TAG_CHARS.sub("", text)
-    text = unicodedata.normalize("NFKC", text)
-    obfuscated = bool(tag_payload) or bool(_INVISIBLE_IN_WORD.search(text))
-    text = _INVISIBLE.sub("", text)
-    if _MIXED_SCRIPT.search(text):
+    obfuscated = False
+    if not text.isascii():  # the steps below only ever change non-ASCII text
+        if text and max(text) >= "\U000e0000" and _TAG_CHARS.search(text):
+            tag_payload = "".join(_tag_to_ascii(m) for m in _TAG_CHARS.findall(text))
+            text = _TAG_CHARS.sub("", text)
+        text = unicodedata.normalize("NFKC", text)
+        if _INVISIBLE.search(text):
+            obfuscated = bool(_INVISIBLE_IN_WORD.search(text))
+            text = _INVISIBLE.sub("", text)
+        obfuscated = obfuscated or bool(tag_payload)
+    visible = text
+    if not text.isascii() and _CYRILLIC_GREEK.search(text) and _MIXED_SCRIPT.search(text):
         obfuscated = True
         text = _MIXED_WORD.sub(_fold_mixed_word, text)
     text = text.lower()
     text = _LEET_TOKEN.sub(_fold_leet_token, text)
-    return Normalised(text, tag_payload, obfuscated)
+    return Normalised(text, visible, tag_payload, obfuscated)

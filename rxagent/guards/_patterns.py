@@ -168,6 +168,48 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
 }
 """Feature group → language → pattern."""
 
+ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
+    ("override phrase", "en"): (
+        *("ignore", "disregard", "forget", "skip", "override", "bypass", "neglect", "discard"),
+        *("abandon", "listen", "follow", "obey", "pretend", "instructions", "rules", "directives"),
+    ),
+    ("override phrase", "zh"): ("指令", "指示", "说明", "命令", "规则", "提示词", "设定", "要求"),
+    ("override phrase", "ja"): ("無視", "忘れ"),
+    ("override phrase", "ko"): ("무시", "잊어"),
+    ("override phrase", "de"): (
+        *("anweisungen", "instruktionen", "befehle", "regeln", "vorgaben", "anordnungen"),
+    ),
+    ("override phrase", "fr"): ("instructions", "consignes", "directives", "règles", "ordres"),
+    ("override phrase", "es"): ("instrucciones", "indicaciones", "directivas", "reglas", "órdenes"),
+    ("override phrase", "ru"): ("инструкци", "указани", "команд", "правил", "промпт"),
+    ("override phrase", "it"): ("istruzioni", "regole"),
+    ("override phrase", "pt"): ("instruções", "regras"),
+    ("override phrase", "vi"): ("hướng",),
+    ("override phrase", "ar"): ("تعليمات",),
+    ("persona phrase", "zh"): ("你现在是", "从现在开始", "开发者模式", "限制"),
+    ("persona phrase", "ja"): ("あなたは", "開発者モード", "制限のない"),
+    ("persona phrase", "ko"): ("너는", "당신은", "개발자", "제한"),
+    ("persona phrase", "de"): ("bist", "entwicklermodus", "einschränkungen"),
+    ("persona phrase", "fr"): ("maintenant", "désormais", "développeur"),
+    ("persona phrase", "es"): ("eres", "desarrollador", "restricciones"),
+    ("persona phrase", "ru"): ("ты", "разработчика", "ограничений"),
+    ("extraction phrase", "zh"): ("系统提示", "提示词", "密码", "密钥", "秘密"),
+    ("extraction phrase", "ja"): ("システムプロンプト", "パスワード", "秘密"),
+    ("extraction phrase", "ko"): ("프롬프트", "비밀번호", "암호", "비밀"),
+    ("extraction phrase", "de"): ("prompt", "passwort", "kennwort", "schlüssel"),
+    ("extraction phrase", "fr"): ("prompt", "invite", "passe", "clé"),
+    ("extraction phrase", "es"): ("prompt", "contraseña", "clave"),
+    ("extraction phrase", "ru"): ("промпт", "парол", "ключ"),
+    ("authority claim", "zh"): ("我是你的", "管理员模式"),
+    ("authority claim", "de"): ("ich",),
+    ("authority claim", "fr"): ("suis",),
+    ("authority claim", "es"): ("soy",),
+    ("authority claim", "ru"): ("я",),
+    ("stealth phrase", "ru"): ("пользователю", "тайно"),
+}
+"""Literal words one of which every match of a phrase pattern contains: a text with none of
+them skips the pattern (a fast pre-check that never changes the result)."""
+
 AI_ADDRESS: Final = re.compile(
     r"\b(?:to|for|attention|note\s+to|dear|hey)\s+(?:the\s+|all\s+)?(?:ai|llm|assistant|"
     r"ai\s+assistant|agent|ai\s+agent|chatbot|language\s+model|ai\s+model)s?\b"
