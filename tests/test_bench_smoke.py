@@ -83,3 +83,20 @@ def test_server_load_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path
     assert results["summary"]["rxagent"]["completed"] == 20
     assert results["checks"][0]["sessions_complete"] == 20
     assert "added latency" in capsys.readouterr().out
+
+
+def test_guards_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """Every workload is timed and the attack is flagged (no speed asserted)."""
+    spec = importlib.util.spec_from_file_location("bench_guards", BENCH.parent / "guards.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_guards"] = module
+    spec.loader.exec_module(module)
+    out = tmp_path / "guards.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert set(results) == set(module.workloads())
+    assert results["attack"]["flagged"]
+    assert not results["benign prose"]["flagged"]
+    assert "the 1,000 µs goal" in capsys.readouterr().out

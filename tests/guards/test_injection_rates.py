@@ -1,0 +1,58 @@
+"""The measured rates of docs/guards.md hold: a regression in detection or false alarms fails.
+
+The figures are counts (caught of attacks, false alarms of benign texts) measured once on text
+the detector was never tuned on (the held-out part of public.jsonl and fresh.jsonl); a change may
+improve them, never worsen them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from guard_rates import parts, rates  # type: ignore[import-not-found]
+
+from rxagent.guards import DEFAULT_THRESHOLD, InjectionDetector
+from rxagent.guards._split import split_rows
+
+# (caught, attacks, false alarms, benign) as documented in docs/guards.md
+DOCUMENTED = {
+    "dev": (108, 112, 0, 71),
+    "held_out": (31, 48, 1, 30),
+    "fresh": (29, 30, 5, 40),
+}
+
+
+@pytest.mark.parametrize("part", ["dev", "held_out", "fresh"])
+def test_rates_are_at_least_the_documented_ones(part: str):
+    caught, attacks, false_alarms, benign = DOCUMENTED[part]
+    measured = rates(parts()[part], InjectionDetector())["all"]
+    assert (measured.attacks, measured.benign) == (attacks, benign)
+    assert measured.caught >= caught
+    assert measured.false_alarms <= false_alarms
+
+
+def test_split_is_stratified_and_keeps_sources_together():
+    rows = parts()
+    public = rows["dev"] + rows["held_out"]
+    assert len(public) == 261
+    for label in ("injection", "benign"):
+        total = sum(r["label"] == label for r in public)
+        held = sum(r["label"] == label for r in rows["held_out"])
+        assert 0.25 * total <= held <= 0.30 * total
+    dev_sources = {r["source"] for r in rows["dev"]}
+    assert not dev_sources & {r["source"] for r in rows["held_out"]}
+
+
+def test_split_depends_on_label_and_source_only():
+    rows = [{"label": "benign", "source": f"s{i}", "text": "x"} for i in range(20)]
+    changed = [{**r, "text": "y"} for r in rows]
+    assert split_rows(rows) == split_rows(changed)
+
+
+def test_fresh_set_has_the_planned_shape():
+    fresh = parts()["fresh"]
+    assert sum(r["label"] == "benign" for r in fresh) == 40
+    assert sum(r["label"] == "injection" for r in fresh) == 30
+
+
+def test_default_threshold_is_the_even_odds_point():
+    assert DEFAULT_THRESHOLD == 0.5
