@@ -1,4 +1,4 @@
-"""Fitted weights of the injection detector: written by `python -m rxagent.guards._fit`."""
+"""Fitted weights of the injection detector (`python -m rxagent.guards._fit`)."""
 
 from typing import Final
 
