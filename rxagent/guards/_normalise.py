@@ -25,7 +25,7 @@ _MIXED_SCRIPT: Final = re.compile(
     "[a-zA-Z][\u0370-\u03ff\u0400-\u04ff]|[\u0370-\u03ff\u0400-\u04ff][a-zA-Z]"
 )
 _MIXED_WORD: Final = re.compile(
-    "[^\\W\\d_]*(?:[a-zA-Z][^\\W\\d_a-zA-Z]|[^\\W\\d_a-zA-Z][a-zA-Z])\\w*"
+    "(?<!\\w)[^\\W\\d_]*(?:[a-zA-Z][^\\W\\d_a-zA-Z]|[^\\W\\d_a-zA-Z][a-zA-Z])\\w*"
 )
 
 # Cyrillic and Greek letters that look like Latin ones (Unicode confusables, the common subset).
