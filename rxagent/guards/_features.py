@@ -15,6 +15,7 @@ from rxagent.guards._normalise import normalise
 from rxagent.guards._patterns import (
     ACTION_DEMAND,
     AI_ADDRESS,
+    AI_ADDRESS_HINT,
     ANCHORS,
     COMPILED,
     DELIMITER,
@@ -136,6 +137,8 @@ def extract(text: str) -> Features:
         ("delimiter", DELIMITER, "fake delimiter"),
     )
     for name, pattern, reason in structural:
+        if pattern is AI_ADDRESS and not AI_ADDRESS_HINT.search(view.text):
+            continue
         if pattern.search(view.text):
             values[name] = 1.0
             reasons.append(reason)

@@ -222,6 +222,11 @@ AI_ADDRESS: Final = re.compile(
 )
 """Words addressed to the model from inside data: a note to "the AI", "assistant:", ..."""
 
+AI_ADDRESS_HINT: Final = re.compile(
+    r"\b(?:ai|llm|assistant|agent|chatbot|model|system)s?\b|\bwhen\s+you\b|<!--"
+)
+"""A word every match of `AI_ADDRESS` contains: a fast pre-check that never changes the result."""
+
 ACTION_DEMAND: Final = re.compile(
     r"\b(?:send|forward|e-?mail|transfer|wire|pay|upload|post|leak|exfiltrate|copy|paste|include|"
     r"read|open|cat|share|delete|remove|erase|wipe|drop|run|execute|call|curl|add)\b"

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent.guards import InjectionDetector
+from rxagent.guards._patterns import AI_ADDRESS, AI_ADDRESS_HINT
 
 detector = InjectionDetector()
 
@@ -64,3 +65,47 @@ def test_benign_text_stays_benign_in_an_ordinary_markdown_image(text: str, alt: 
 @given(st.sampled_from(ATTACKS), st.text(alphabet="abcdefgh .,\n", max_size=300))
 def test_benign_padding_does_not_hide_an_attack(text: str, padding: str):
     assert detector.check(padding + "\n" + text + "\n" + padding).flagged
+
+
+WORDS = st.sampled_from(
+    [
+        "note",
+        "to",
+        "the",
+        "ai",
+        "assistant",
+        "agents",
+        "hey",
+        "system",
+        ":",
+        "\n",
+        "(",
+        ",",
+        "when",
+        "you",
+        "read",
+        "this",
+        "<!--",
+        "ignore",
+        "if",
+        "are",
+        "an",
+        "llm",
+        "email",
+        "reading",
+        "said",
+        "again",
+        "-",
+        "model",
+        "language",
+        "instructions",
+        "for",
+    ]
+)
+
+
+@given(st.lists(WORDS, max_size=14), st.sampled_from(["", " ", "  "]))
+def test_ai_address_pre_check_never_hides_a_match(words: list[str], sep: str):
+    text = (sep or " ").join(words)
+    if AI_ADDRESS.search(text):
+        assert AI_ADDRESS_HINT.search(text)
