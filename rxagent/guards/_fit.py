@@ -31,7 +31,8 @@ PRIOR_BIAS: Final = -3.0
 PRIOR: Final[dict[str, float]] = {
     # an instruction to drop the model's instructions is injection on its own
     "override": 5.0,
-    # a persona switch ("you are now", DAN) alone is also legitimate role-play: not enough alone
+    # a persona switch ("you are now", DAN) alone is also legitimate role-play: meant to stay
+    # under the prior bias alone; the fitted bias (-2.5) lets it pass (0.54), see docs/guards.md
     "persona": 2.5,
     # asking for the hidden prompt or a password is the goal of most attacks
     "extraction": 4.0,
@@ -49,6 +50,7 @@ PRIOR: Final[dict[str, float]] = {
     "markdown_exfiltration": 5.0,
     # a decoded payload that itself reads as an injection
     "payload": 5.0,
+    # meant as strong support for other evidence; above the bias alone, it flags on its own
     "obfuscation": 3.5,
     "multiple": 2.0,
 }
