@@ -6,19 +6,26 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).parent.parent / "bench" / "overhead.py"
+BENCH = Path(__file__).parent.parent / "bench"
 
 
-def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
-    spec = importlib.util.spec_from_file_location("bench_overhead", BENCH)
+def load_bench(name: str) -> Any:
+    """Import `bench/<name>.py` as the module `bench_<name>`."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_overhead"] = module
+    sys.modules[f"bench_{name}"] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    module = load_bench("overhead")
     out = tmp_path / "results.json"
     assert module.main(["--quick", "--json", str(out)]) == 0
     text = capsys.readouterr().out
@@ -28,12 +35,7 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: P
 
 
 def test_trimming_benchmark_runs(capsys: pytest.CaptureFixture[str]):
-    spec = importlib.util.spec_from_file_location("bench_trimming", BENCH.parent / "trimming.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_trimming"] = module
-    spec.loader.exec_module(module)
+    module = load_bench("trimming")
     assert module.main(["--quick"]) == 0
     text = capsys.readouterr().out
     assert "log-log slope" in text
@@ -42,14 +44,7 @@ def test_trimming_benchmark_runs(capsys: pytest.CaptureFixture[str]):
 
 def test_http_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     """rxagent and the raw aiohttp loop against the fake server: the checks pass (no speed)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_http_overhead", BENCH.parent / "http_overhead.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_http_overhead"] = module
-    spec.loader.exec_module(module)
+    module = load_bench("http_overhead")
     out = tmp_path / "results.json"
     assert module.main(["--quick", "--json", str(out)]) == 0
     results = json.loads(out.read_text())
@@ -68,14 +63,7 @@ def test_http_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_pa
 
 def test_server_load_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     """Both servers in their own processes, the load client here: every check passes (no speed)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_server_load", BENCH.parent / "server_load.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_server_load"] = module
-    spec.loader.exec_module(module)
+    module = load_bench("server_load")
     out = tmp_path / "load.json"
     assert module.main(["--quick", "--concurrency", "20", "--json", str(out)]) == 0
     results = json.loads(out.read_text())
@@ -87,12 +75,7 @@ def test_server_load_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path
 
 def test_guards_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     """Every workload is timed and the attack is flagged (no speed asserted)."""
-    spec = importlib.util.spec_from_file_location("bench_guards", BENCH.parent / "guards.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_guards"] = module
-    spec.loader.exec_module(module)
+    module = load_bench("guards")
     out = tmp_path / "guards.json"
     assert module.main(["--quick", "--json", str(out)]) == 0
     results = json.loads(out.read_text())

@@ -52,7 +52,6 @@ from rxagent.errors import (
     UnknownRunError,
 )
 from rxagent.events import (
-    ErrorEvent,
     PostCallEvent,
     PostReasoningEvent,
     PreCallEvent,
@@ -231,7 +230,6 @@ async def _step(run: Run, final: bool) -> bool:
     if run.stopping():  # asked to stop while PreReasoning hooks ran: no model call
         await run.interrupted("before_reasoning")
         return final
-    offered = frozenset(t.name for t in pre.tools)
     reasoned = await reason(run, pre)
     if reasoned is None:  # the run ended, or the stream broke and the step starts again
         return final
@@ -247,9 +245,11 @@ async def _step(run: Run, final: bool) -> bool:
         run.outcome.stop("hook_stop")
         run.end_step()
         return final
+    calls = response.tool_calls
+    # the tools this request offered: a call to any other gets an error result
+    offered = frozenset(t.name for t in pre.tools) if calls else frozenset[str]()
     if plan is not None and await check_answer(run, response, final=final, offered=offered):
         return final  # answered, or sent back to be fixed
-    calls = response.tool_calls
     if calls and final:  # the last answer must be text; its calls are paired at the end
         if not response.text:
             await run.fail(
@@ -425,15 +425,8 @@ def _fail_at_end(
     exc: BaseException,
 ) -> AgentResult[Any]:
     """Fail the run at its very end: queue the ErrorEvent, return the failed result."""
-    run.events.enqueue(
-        ErrorEvent,
-        {
-            "code": code,
-            "message": message,
-            "source": source,
-            "recoverable": False,
-            "exception": type(exc).__name__,
-        },
+    run.events.fail_later(
+        code, message, source=source, exception=type(exc).__name__, recoverable=False
     )
     if run.outcome.error is not None:  # the run already failed: keep its first error
         return result

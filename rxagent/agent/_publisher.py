@@ -131,15 +131,23 @@ class Publisher:
         elif self.on_pending is not None:
             self.on_pending()
 
-    def fail_later(self, code: ErrorCode, message: str, *, source: str, exception: str) -> None:
-        """Queue a recoverable `ErrorEvent`, delivered after the event being published now."""
+    def fail_later(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        source: str,
+        exception: str,
+        recoverable: bool = True,
+    ) -> None:
+        """Queue an `ErrorEvent`, delivered after the event being published now."""
         self.enqueue(
             ErrorEvent,
             {
                 "code": code,
                 "message": message,
                 "source": source,
-                "recoverable": True,
+                "recoverable": recoverable,
                 "exception": exception,
             },
         )

@@ -42,12 +42,14 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
     plan = run.output_plan
     output = OutputStream(plan) if plan is not None else None
     output_at = 0
+    interrupt = run.interrupt
+    start_drainer = events.start_drainer  # bound once: it is set again before every chunk
     try:
         while True:
-            run.interrupt.waiting_in = "model"
+            interrupt.waiting_in = "model"
             # what the model emits while awaited (a RetryEvent before a retry) is delivered at
             # once by a drainer task, as for a tool running on the run's task
-            events.on_pending = events.start_drainer
+            events.on_pending = start_drainer
             try:
                 delta = await iterator.__anext__()
                 events.on_pending = None
@@ -65,9 +67,9 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
                 await _model_failed(run, builder, exc)
                 return None
             finally:
-                run.interrupt.waiting_in = None
+                interrupt.waiting_in = None
                 events.on_pending = None
-            if run.interrupt.requested:
+            if interrupt.requested:
                 await run.interrupted("chunk")
                 return None
             if position >= 0:

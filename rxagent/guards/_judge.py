@@ -10,7 +10,7 @@ import inspect
 from typing import TYPE_CHECKING, Final, TypeAlias, final
 
 from rxagent.messages import Msg
-from rxagent.models.base import ChatModel, ModelOptions, ResponseBuilder
+from rxagent.models.base import ChatModel, drain
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -80,10 +80,7 @@ class ModelJudge:
             ```
         """
         messages = [Msg.system(self.prompt), Msg.user(f"<text>\n{text}\n</text>")]
-        builder = ResponseBuilder()
-        async for delta in self.model.stream(messages, [], ModelOptions()):
-            builder.add(delta)
-        answer = builder.build().text.strip().upper()
+        answer = (await drain(self.model, messages)).message.text.strip().upper()
         if answer.startswith("INJECTION"):
             return True
         if answer.startswith("BENIGN"):

@@ -62,6 +62,7 @@ __all__ = [
     "ToolSchema",
     "Usage",
     "UsageDelta",
+    "drain",
 ]
 
 
@@ -413,3 +414,38 @@ class ResponseBuilder:
         return ModelResponse(
             message=self.build(**msg_fields), usage=self.usage, finish_reason=self.finish_reason
         )
+
+
+async def drain(
+    model: ChatModel,
+    messages: Sequence[Msg],
+    tools: Sequence[ToolSchema] = (),
+    options: ModelOptions | None = None,
+) -> ModelResponse:
+    """Call `model` and wait for its whole response: its stream, drained and closed.
+
+    For a model call outside a run's loop (a hook's summary, a guard's judge); the loop itself
+    streams the deltas to subscribers as they come.
+
+    Example:
+        ```python
+        import asyncio
+
+        from rxagent.messages import Msg
+        from rxagent.models.base import drain
+        from rxagent.testing import ScriptedModel
+
+        response = asyncio.run(drain(ScriptedModel(["Four."]), [Msg.user("2 + 2?")]))
+        assert response.message.text == "Four." and response.usage.requests == 1
+        ```
+    """
+    builder = ResponseBuilder()
+    stream = model.stream(list(messages), list(tools), options or ModelOptions())
+    try:
+        async for delta in stream:
+            builder.add(delta)
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return builder.response()

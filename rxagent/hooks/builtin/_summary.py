@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from rxagent.context import current_run
 from rxagent.errors import NoActiveRunError
 from rxagent.messages import ImageBlock, Msg, TextBlock, ToolResultBlock, ToolUseBlock
-from rxagent.models.base import ModelOptions, ResponseBuilder
+from rxagent.models.base import ModelOptions, drain
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, MutableMapping, Sequence
@@ -148,20 +148,12 @@ async def _ask(model: ChatModel, previous: str | None, piece: str, limit: int) -
         Msg.system(SUMMARY_INSTRUCTIONS.format(limit=limit)),
         Msg.user(f"{prompt}{piece}" if prompt else f"Conversation:\n{piece}"),
     ]
-    builder = ResponseBuilder()
-    stream = model.stream(request, [], ModelOptions(max_output_tokens=limit))
+    response = await drain(model, request, options=ModelOptions(max_output_tokens=limit))
     try:
-        async for delta in stream:
-            builder.add(delta)
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    try:
-        current_run().record_usage(builder.usage)  # a summary is a model call the run pays for
+        current_run().record_usage(response.usage)  # a summary is a model call the run pays for
     except NoActiveRunError:
         pass
-    text = builder.build().text.strip()
+    text = response.message.text.strip()
     if not text:
         raise ValueError("the model returned an empty summary")
     return text
