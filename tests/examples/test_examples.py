@@ -26,6 +26,7 @@ EXPECTED: dict[str, str] = {
     "approval": "rejected: The tool call was rejected: over the monthly limit",
     "faq_agent": "In short: Hooks run in priority order",
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
+    "injection_check": "hats: I ignored instructions inside the page.",
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
     "mcp_tools": "In Asia/Tokyo it is ",
     "property_test_hooks": "the promise held on 30 random scripts",
@@ -33,7 +34,9 @@ EXPECTED: dict[str, str] = {
     "rx_operators": "tool calls: ['weather(Paris)', 'weather(Rome)']",
     "server_openai_client": "streamed: Your message has 4 words.",
     "sqlite_sessions": "second process: Messages from you: 2. The first: 'My name is Ann.'",
+    "stop_decisions": "budget: max_tool_calls after 3 model calls ('search', 'search')",
     "structured_output": "ticket:  Ticket(title='The login page is down', priority='high'",
+    "tool_permissions": "guest: \"Tool 'delete_branch' is not available in this step",
     "tool_progress": "download: {'done': 3, 'of': 3}",
 }
 
