@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rxagent.agent import StopDecision as StopDecision
     from rxagent.agent import final_answer_marker as final_answer_marker
     from rxagent.agent import max_steps as max_steps
+    from rxagent.context import Principal as Principal
     from rxagent.context import RunContext as RunContext
     from rxagent.context import current_run as current_run
     from rxagent.errors import ErrorCode as ErrorCode
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from rxagent.events import ContextTrimmedEvent as ContextTrimmedEvent
     from rxagent.events import CustomEvent as CustomEvent
     from rxagent.events import ErrorEvent as ErrorEvent
+    from rxagent.events import GuardEvent as GuardEvent
     from rxagent.events import InterruptedEvent as InterruptedEvent
     from rxagent.events import OutputChunkEvent as OutputChunkEvent
     from rxagent.events import PostActingEvent as PostActingEvent

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from rxagent.errors import NoActiveRunError
@@ -20,7 +21,15 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Mapping
 
-__all__ = ["NOT_FOUND", "RunContext", "current_run", "current_run_or_none", "find_dependency"]
+__all__ = [
+    "ANONYMOUS",
+    "NOT_FOUND",
+    "Principal",
+    "RunContext",
+    "current_run",
+    "current_run_or_none",
+    "find_dependency",
+]
 
 T = TypeVar("T")
 
@@ -78,6 +87,64 @@ def current_run_or_none() -> RunContext | None:
     return _CURRENT.get()
 
 
+ANONYMOUS: Final = "anonymous"
+"""The id of a caller nobody identified."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Principal:
+    """Who is calling: the user, the API key they came with, and their roles.
+
+    Pass it with `agent.call(..., principal=Principal(user_id="ann"))`; guards (rate limits per
+    user, tool permissions), memory scopes and logs read it as `RunContext.principal`. The
+    server fills it from the bearer key (`key_id`, a stable non-secret id of the key) and the
+    user header. A run without one gets `Principal()`, the anonymous caller.
+
+    Example:
+        ```python
+        from rxagent import Principal
+
+        ann = Principal(user_id="ann", roles=frozenset({"admin"}))
+        assert ann.id == "ann" and "admin" in ann.roles
+        assert Principal(key_id="k_1f2e").id == "key:k_1f2e"
+        assert Principal().id == "anonymous"
+        ```
+    """
+
+    user_id: str | None = None
+    """The end user, as your application identifies them; None when not known."""
+    key_id: str | None = None
+    """The id of the API key the request came with (never the key itself); None outside a
+    server."""
+    roles: frozenset[str] = frozenset()
+    """Roles a `Permission` policy may grant tools to."""
+
+    def __post_init__(self) -> None:
+        for name in ("user_id", "key_id"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValueError(
+                    f"Principal.{name} must be a non-empty string or None, got {value!r}"
+                )
+        roles: object = self.roles  # any collection is accepted at run time
+        if not isinstance(roles, frozenset):
+            if isinstance(roles, str):
+                raise TypeError(
+                    "Principal.roles must be a collection of role names, not one string; "
+                    f"pass roles=frozenset({{{roles!r}}})"
+                )
+            object.__setattr__(self, "roles", frozenset(roles))  # type: ignore[call-overload]
+
+    @property
+    def id(self) -> str:
+        """The caller's id: the user id, else `key:<key_id>`, else `"anonymous"`."""
+        if self.user_id is not None:
+            return self.user_id
+        if self.key_id is not None:
+            return f"key:{self.key_id}"
+        return ANONYMOUS
+
+
 NOT_FOUND: Final = object()
 """Returned by `find_dependency` when no value fits."""
 
@@ -123,6 +190,9 @@ def _is_subclass(candidate: object, key: type[Any]) -> bool:
         return isinstance(candidate, type) and issubclass(candidate, key)
     except TypeError:  # a Protocol that is not runtime-checkable
         return False
+
+
+_NOBODY: Final = Principal()
 
 
 class RunEngine(Protocol):
@@ -184,6 +254,8 @@ class RunContext:
         output_type: The requested structured output type, if any.
         output_plan: How the run asks for and reads that output (`rxagent.output.OutputPlan`:
             the strategy chosen and why, the schema sent); None without an output type.
+        principal: Who is calling (`Principal()`, the anonymous caller, unless the run was
+            given one with `principal=`).
         step: The current ReAct iteration (from 0).
         usage: Usage of this run so far.
         tools_used: Names of the tools that ran so far.
@@ -204,6 +276,7 @@ class RunContext:
         loop: asyncio.AbstractEventLoop,
         engine: RunEngine,
         output_plan: Any = None,  # an rxagent.output.OutputPlan: output sits above core
+        principal: Principal | None = None,
     ) -> None:
         self.agent = agent
         self.session_id = session_id
@@ -214,6 +287,7 @@ class RunContext:
         self.deps: Mapping[type[Any], object] = deps
         self.output_type = output_type
         self.output_plan = output_plan
+        self.principal = principal if principal is not None else _NOBODY
         self.step = 0
         self.usage = Usage()
         self.tools_used: list[str] = []

@@ -17,6 +17,7 @@ serializes and parses any of them.
 | `ErrorEvent` | none |
 | `OutputChunkEvent` | none |
 | `ApprovalRequestedEvent` | none |
+| `GuardEvent` | none |
 
 Example:
     ```python
@@ -56,6 +57,10 @@ __all__ = [
     "ContextTrimmedEvent",
     "CustomEvent",
     "ErrorEvent",
+    "GuardAction",
+    "GuardEvent",
+    "GuardTarget",
+    "GuardVerdict",
     "InterruptedEvent",
     "OutputChunkEvent",
     "PostActingEvent",
@@ -337,6 +342,64 @@ class ApprovalRequestedEvent(BaseEvent):
     arguments, or the session is still waiting for a decision."""
 
 
+GuardTarget: TypeAlias = Literal["input", "tool_call", "tool_result", "output"]
+"""What a guard stage looked at: the run's input, a tool call about to run, a tool's result, or
+the final reply."""
+
+GuardAction: TypeAlias = Literal["pass", "flag", "reject", "redact", "quarantine", "replace"]
+"""What came of a verdict: nothing (`pass`), a record for audit (`flag`), the run or the tool
+call refused (`reject`), the text rewritten (`redact` for the reply, `quarantine` and `replace`
+for a tool result)."""
+
+
+class GuardVerdict(BaseModel):
+    """The decision of one guard stage on one text, with the evidence for it.
+
+    Example:
+        ```python
+        from rxagent.guards import GuardVerdict
+
+        verdict = GuardVerdict(flagged=True, score=0.97, reasons=("role tag",), stage="injection")
+        assert verdict.flagged and "role tag" in verdict.reasons
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    flagged: bool
+    """Whether the stage judges the text unsafe (its score reached the stage's threshold)."""
+    score: float = Field(ge=0.0, le=1.0)
+    """How strongly the stage's evidence points to an unsafe text, from 0 to 1."""
+    reasons: tuple[str, ...] = ()
+    """The features that fired, by name (for example `"override phrase (en)"`)."""
+    stage: str
+    """The stage that decided (`"injection"` for `InjectionDetector`)."""
+    retry_after: float | None = Field(default=None, ge=0.0)
+    """Seconds until the same request would pass (a rate limit); None when waiting won't help."""
+
+
+class GuardEvent(BaseEvent):
+    """A guard stage's verdict on the input, a tool call, a tool result or the reply.
+
+    Verdicts that flag (and, with `GuardPipeline(report_passes=True)`, passes too) are
+    published. A rejected input comes right after PreCall, before an
+    `ErrorEvent(source="guard:<stage>", code=GUARD_REJECTED)` and the PostCall; a tool-call or
+    tool-result verdict comes between that call's PreActing and PostActing.
+    """
+
+    type: Literal["guard"] = "guard"
+    stage: str
+    """The stage's name (`"rate_limit"`, `"injection"`, ...)."""
+    verdict: GuardVerdict
+    """What the stage decided, with its score and reasons."""
+    action: GuardAction
+    """What came of it."""
+    target: GuardTarget = "input"
+    """What the stage looked at."""
+    tool_call_id: str | None = None
+    """The call, for a `tool_call` or `tool_result` verdict."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -362,7 +425,8 @@ AgentEvent: TypeAlias = Annotated[
     | RetryEvent
     | CustomEvent
     | OutputChunkEvent
-    | ApprovalRequestedEvent,
+    | ApprovalRequestedEvent
+    | GuardEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -386,5 +450,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     CustomEvent,
     OutputChunkEvent,
     ApprovalRequestedEvent,
+    GuardEvent,
 )
 """Every built-in event class."""

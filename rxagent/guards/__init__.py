@@ -1,24 +1,51 @@
-"""Guards: checks on the text that enters an agent, each returning a `GuardVerdict`.
+"""Guards: checks on what enters and leaves an agent, each returning a `GuardVerdict`.
 
-`InjectionDetector` is the prompt-injection stage: offline, pure Python, measured in the guards
-guide of the docs. Its optional judge (`ModelJudge` or any callable) gives a second opinion on
-borderline scores in `acheck`.
+`ReActAgent(guards=[...])` runs the stages as a `GuardPipeline`: on the input right after
+PreCall, on tool calls and tool results, and on the final reply. A stage is a `Guard`:
+
+- `RateLimit`: a token bucket per user, session or API key, in process or on Redis;
+- `InputValidation`: size, empty input, invalid Unicode, control characters;
+- `InjectionDetection`: `InjectionDetector` on the input and, when asked, on tool results;
+- `Classification`: allowed and denied topics, by keywords or by a model;
+- `Permission`: which caller may call which tools;
+- `PIIRedaction` and `SystemPromptLeak`: output guards on the final reply.
+
+`InjectionDetector` is offline and pure Python, measured in the guards guide of the docs. Its
+optional judge (`ModelJudge` or any callable) gives a second opinion on borderline scores.
 """
 
+from rxagent.events import GuardEvent as GuardEvent
 from rxagent.guards._detector import DEFAULT_JUDGE_BAND as DEFAULT_JUDGE_BAND
 from rxagent.guards._detector import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from rxagent.guards._detector import InjectionDetector as InjectionDetector
+from rxagent.guards._injection import InjectionDetection as InjectionDetection
 from rxagent.guards._judge import Judge as Judge
 from rxagent.guards._judge import ModelJudge as ModelJudge
 from rxagent.guards._judge import ask_judge as ask_judge
+from rxagent.guards._permission import Permission as Permission
+from rxagent.guards._permission import PermissionPolicy as PermissionPolicy
+from rxagent.guards._pipeline import Guard as Guard
+from rxagent.guards._pipeline import GuardContext as GuardContext
+from rxagent.guards._pipeline import GuardPipeline as GuardPipeline
+from rxagent.guards._pipeline import GuardReport as GuardReport
+from rxagent.guards._pipeline import Screened as Screened
 from rxagent.guards._verdict import GuardVerdict as GuardVerdict
 
 __all__ = [
     "DEFAULT_JUDGE_BAND",
     "DEFAULT_THRESHOLD",
+    "Guard",
+    "GuardContext",
+    "GuardEvent",
+    "GuardPipeline",
+    "GuardReport",
     "GuardVerdict",
+    "InjectionDetection",
     "InjectionDetector",
     "Judge",
     "ModelJudge",
+    "Permission",
+    "PermissionPolicy",
+    "Screened",
     "ask_judge",
 ]
