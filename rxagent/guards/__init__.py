@@ -15,6 +15,7 @@ optional judge (`ModelJudge` or any callable) gives a second opinion on borderli
 """
 
 from rxagent.events import GuardEvent as GuardEvent
+from rxagent.guards._classification import Classification as Classification
 from rxagent.guards._detector import DEFAULT_JUDGE_BAND as DEFAULT_JUDGE_BAND
 from rxagent.guards._detector import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from rxagent.guards._detector import InjectionDetector as InjectionDetector
@@ -22,18 +23,27 @@ from rxagent.guards._injection import InjectionDetection as InjectionDetection
 from rxagent.guards._judge import Judge as Judge
 from rxagent.guards._judge import ModelJudge as ModelJudge
 from rxagent.guards._judge import ask_judge as ask_judge
+from rxagent.guards._leak import SystemPromptLeak as SystemPromptLeak
 from rxagent.guards._permission import Permission as Permission
 from rxagent.guards._permission import PermissionPolicy as PermissionPolicy
+from rxagent.guards._pii import PII_KINDS as PII_KINDS
+from rxagent.guards._pii import PIIMatch as PIIMatch
+from rxagent.guards._pii import PIIRedaction as PIIRedaction
+from rxagent.guards._pii import find_pii as find_pii
+from rxagent.guards._pii import redact_pii as redact_pii
 from rxagent.guards._pipeline import Guard as Guard
 from rxagent.guards._pipeline import GuardContext as GuardContext
 from rxagent.guards._pipeline import GuardPipeline as GuardPipeline
 from rxagent.guards._pipeline import GuardReport as GuardReport
 from rxagent.guards._pipeline import Screened as Screened
+from rxagent.guards._validation import InputValidation as InputValidation
 from rxagent.guards._verdict import GuardVerdict as GuardVerdict
 
 __all__ = [
     "DEFAULT_JUDGE_BAND",
     "DEFAULT_THRESHOLD",
+    "PII_KINDS",
+    "Classification",
     "Guard",
     "GuardContext",
     "GuardEvent",
@@ -42,10 +52,16 @@ __all__ = [
     "GuardVerdict",
     "InjectionDetection",
     "InjectionDetector",
+    "InputValidation",
     "Judge",
     "ModelJudge",
+    "PIIMatch",
+    "PIIRedaction",
     "Permission",
     "PermissionPolicy",
     "Screened",
+    "SystemPromptLeak",
     "ask_judge",
+    "find_pii",
+    "redact_pii",
 ]
