@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxagent.guards import Classification, GuardContext, GuardPipeline
+from rxagent import ErrorCode, ErrorEvent, ReActAgent
+from rxagent.guards import Classification, GuardContext, GuardEvent, GuardPipeline
 from rxagent.testing import ScriptedModel
 
 INPUT = GuardContext("input")
@@ -151,3 +152,35 @@ async def test_a_keyword_inside_a_longer_word_never_matches(keyword: str, prefix
     stage = Classification(deny={"t": [keyword]})
     assert not (await stage.check(f"{prefix}{keyword}{suffix}", INPUT)).flagged
     assert (await stage.check(f"{prefix} {keyword.upper()}, {suffix}", INPUT)).flagged
+
+
+# -- in a run ----------------------------------------------------------------------------------
+
+
+async def test_a_denied_topic_fails_the_run_without_calling_the_model():
+    agent = ReActAgent(
+        "a", "", ScriptedModel(["never sent"]), guards=[Classification(deny=WEAPONS)]
+    )
+    events = [e async for e in agent.events("where do I buy a rifle")]
+    assert [e.type for e in events] == ["pre_call", "guard", "error", "post_call"]
+    assert isinstance(events[1], GuardEvent)
+    assert events[1].verdict.reasons == ("denied topic 'weapons' (rifle)",)
+    assert isinstance(events[2], ErrorEvent)
+    assert events[2].source == "guard:classification"
+    assert events[2].code == ErrorCode.GUARD_REJECTED
+    assert (await agent.state_dict())["memory"] == []
+
+
+async def test_a_model_classifier_in_a_run_records_its_usage():
+    classifier = ScriptedModel(["weapons", "NONE"])
+    stage = Classification(deny=["weapons"], model=classifier)
+    agent = ReActAgent("a", "", ScriptedModel(["Sunny."]), guards=[stage])
+    refused = await agent.call("something about arms")
+    assert not refused.ok
+    assert refused.error is not None
+    assert refused.error.code == ErrorCode.GUARD_REJECTED
+    assert refused.usage.requests == 1  # the classifier's call; the agent's model never ran
+    answered = await agent.call("weather in Oslo?")
+    assert answered.ok
+    assert answered.text == "Sunny."
+    assert answered.usage.requests == 2  # the classifier and the agent's model

@@ -6,8 +6,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxagent.guards import GuardContext, GuardPipeline, PIIRedaction, find_pii, redact_pii
+from rxagent import PostCallEvent, ReActAgent, tool
+from rxagent.guards import (
+    GuardContext,
+    GuardEvent,
+    GuardPipeline,
+    PIIRedaction,
+    find_pii,
+    redact_pii,
+)
 from rxagent.guards._pii import _iban_valid, _luhn
+from rxagent.testing import FunctionModel, ScriptedModel, text, tool_call
 
 OUTPUT = GuardContext("output")
 CARDS = [
@@ -208,3 +217,50 @@ def test_every_found_card_is_luhn_valid_and_every_iban_mod97_valid(card: str, ib
             assert _luhn("".join(ch for ch in value if ch.isdigit()))
         if m.kind == "iban":
             assert _iban_valid(value.replace(" ", ""))
+
+
+# -- in a run ----------------------------------------------------------------------------------
+
+
+async def test_a_card_number_in_the_reply_is_redacted_in_the_result_and_in_memory():
+    model = ScriptedModel(["Your card 4111 1111 1111 1111 is on file."])
+    agent = ReActAgent("a", "", model, guards=[PIIRedaction()])
+    events = [e async for e in agent.events("which card do I use?")]
+    assert [e.type for e in events][-2:] == ["guard", "post_call"]
+    guard, post = events[-2], events[-1]
+    assert isinstance(guard, GuardEvent)
+    assert guard.action == "redact"
+    assert guard.target == "output"
+    assert guard.verdict.reasons == ("card (1)",)
+    assert isinstance(post, PostCallEvent)
+    assert post.result.ok
+    assert post.result.reply.text == "Your card [card redacted] is on file."
+    memory = (await agent.state_dict())["memory"]
+    assert "4111" not in str(memory)
+    assert "[card redacted]" in str(memory[-1])
+
+
+async def test_a_tool_result_with_an_email_is_replaced_before_the_model_sees_it():
+    seen: list[str] = []
+
+    @tool
+    def lookup(name: str) -> str:
+        """Look a person up.
+
+        Args:
+            name: Who.
+        """
+        return f"{name}: ann@example.com"
+
+    def reply(messages, tools, options):  # type: ignore[no-untyped-def]
+        last = messages[-1]
+        if last.role == "tool":
+            seen.append(str(last.content))
+            return text("done")
+        return tool_call("lookup", name="Ann")
+
+    stage = PIIRedaction(targets=["tool_result"])
+    agent = ReActAgent("a", "", FunctionModel(reply), tools=[lookup], guards=[stage])
+    assert (await agent.call("find Ann")).ok
+    assert "ann@example.com" not in seen[0]
+    assert "[email redacted]" in seen[0]

@@ -6,8 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxagent.guards import GuardContext, GuardPipeline, InputValidation
+from rxagent import ErrorCode, ErrorEvent, PostCallEvent, Principal, ReActAgent
+from rxagent.guards import GuardContext, GuardEvent, GuardPipeline, InputValidation
 from rxagent.messages import Msg
+from rxagent.testing import ScriptedModel
 
 INPUT = GuardContext("input")
 
@@ -151,3 +153,35 @@ async def test_a_hidden_character_is_always_found_at_its_index(before: str, char
     verdict = await InputValidation(allow_empty=True).check(before + char + after, INPUT)
     assert verdict.flagged
     assert f"U+{ord(char):04X} at index {len(before)}" in verdict.reasons[0]
+
+
+# -- in a run ----------------------------------------------------------------------------------
+
+
+async def test_an_overlong_input_is_rejected_before_the_model_is_called():
+    model = ScriptedModel(["never sent"])
+    agent = ReActAgent("a", "Be brief.", model, guards=[InputValidation(max_chars=10)])
+    events = [e async for e in agent.events("x" * 50, principal=Principal(user_id="ann"))]
+    assert [e.type for e in events] == ["pre_call", "guard", "error", "post_call"]
+    guard, error, post = events[1], events[2], events[3]
+    assert isinstance(guard, GuardEvent)
+    assert guard.stage == "input_validation"
+    assert guard.action == "reject"
+    assert guard.target == "input"
+    assert guard.verdict.reasons == (
+        "input is 50 characters, over the limit of 10; shorten it or raise max_chars",
+    )
+    assert isinstance(error, ErrorEvent)
+    assert error.source == "guard:input_validation"
+    assert error.code == ErrorCode.GUARD_REJECTED
+    assert isinstance(post, PostCallEvent)
+    assert not post.result.ok
+    assert post.result.usage.requests == 0
+    assert (await agent.state_dict())["memory"] == []
+
+
+async def test_a_valid_input_runs_as_usual():
+    agent = ReActAgent("a", "", ScriptedModel(["Hi!"]), guards=[InputValidation(max_chars=10)])
+    result = await agent.call("hello")
+    assert result.ok
+    assert result.text == "Hi!"
