@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from rxagent import ErrorCode, ErrorEvent, ReActAgent
 from rxagent.guards import Classification, GuardContext, GuardEvent, GuardPipeline
-from rxagent.testing import ScriptedModel
+from rxagent.messages import Msg
+from rxagent.testing import FunctionModel, ScriptedModel
 
 INPUT = GuardContext("input")
 WEAPONS = {"weapons": ["gun", "rifle", "assault weapon"]}
@@ -71,15 +72,14 @@ async def test_the_model_classifies_instead_of_keywords():
 
 
 async def test_the_model_sees_the_topics_and_the_text():
-    seen = []
+    seen: list[Msg] = []
 
-    class Recording(ScriptedModel):
-        def stream(self, messages, tools, options):  # type: ignore[no-untyped-def]
-            seen.extend(messages)
-            return super().stream(messages, tools, options)
+    def classify(messages: list[Msg], tools: object, options: object) -> str:
+        seen.extend(messages)
+        return "cooking"
 
     stage = Classification(
-        deny={"weapons": ["gun"]}, allow=["cooking"], model=Recording(["cooking"])
+        deny={"weapons": ["gun"]}, allow=["cooking"], model=FunctionModel(classify)
     )
     assert not (await stage.check("how long to boil an egg", INPUT)).flagged
     system, user = seen

@@ -252,7 +252,7 @@ async def test_a_tool_result_with_an_email_is_replaced_before_the_model_sees_it(
         """
         return f"{name}: ann@example.com"
 
-    def reply(messages, tools, options):  # type: ignore[no-untyped-def]
+    def reply(messages, tools, options):
         last = messages[-1]
         if last.role == "tool":
             seen.append(str(last.content))
