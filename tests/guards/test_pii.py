@@ -264,3 +264,42 @@ async def test_a_tool_result_with_an_email_is_replaced_before_the_model_sees_it(
     assert (await agent.call("find Ann")).ok
     assert "ann@example.com" not in seen[0]
     assert "[email redacted]" in seen[0]
+
+
+def _luhn_complete(body: str) -> str:
+    for check in "0123456789":
+        if _luhn(body + check):
+            return body + check
+    raise AssertionError(body)  # pragma: no cover - one check digit always fits
+
+
+def _iban_complete(country: str, account: str) -> str:
+    rearranged = account + country + "00"
+    remainder = int("".join(str(int(ch, 36)) for ch in rearranged)) % 97
+    return f"{country}{98 - remainder:02d}{account}"
+
+
+CARD_NUMBERS = st.builds(
+    _luhn_complete, st.text("0123456789", min_size=12, max_size=18).map(lambda d: "4" + d[1:])
+)
+IBAN_NUMBERS = st.builds(
+    _iban_complete,
+    st.sampled_from(["DE", "FR", "GB", "NL", "ES", "IT"]),
+    st.text("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=12, max_size=26),
+)
+
+
+@given(CARD_NUMBERS, st.sampled_from(["", " ", "-"]))
+def test_any_luhn_valid_card_is_found_and_redacted(card: str, separator: str):
+    grouped = separator.join(card[i : i + 4] for i in range(0, len(card), 4))
+    text = f"card {grouped} thanks"
+    assert kinds(text) == ["card"]
+    assert redact_pii(text) == "card [card redacted] thanks"
+
+
+@given(IBAN_NUMBERS, st.booleans())
+def test_any_mod97_valid_iban_is_found_and_redacted(iban: str, spaced: bool):
+    shown = " ".join(iban[i : i + 4] for i in range(0, len(iban), 4)) if spaced else iban
+    text = f"IBAN {shown}, thanks"
+    assert kinds(text) == ["iban"]
+    assert redact_pii(text) == "IBAN [iban redacted], thanks"
