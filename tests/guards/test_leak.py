@@ -155,3 +155,13 @@ async def test_an_ordinary_reply_passes_in_a_run():
     result = await agent.call("hello")
     assert result.ok
     assert result.text == "Happy to help."
+
+
+@given(LONG_PROMPT)
+async def test_a_redacted_copy_no_longer_leaks(prompt: str):
+    ctx = GuardContext("output", system_prompt=prompt)
+    screened = await GuardPipeline([SystemPromptLeak(action="redact")]).screen(
+        f"Sure. {prompt}. Anything else?", ctx
+    )
+    assert screened.changed
+    assert not (await SystemPromptLeak().check(screened.text, ctx)).flagged
