@@ -44,10 +44,15 @@ _API_KEY: Final = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
     r")(?![A-Za-z0-9_-])"
 )
-_IBAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,8}(?![A-Za-z0-9])")
+# One character at a time (a space allowed before each), so the pattern cannot backtrack badly.
+_IBAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 # A run of digit groups separated by single spaces or dashes: where card numbers hide.
 _DIGIT_RUN: Final = re.compile(r"(?<![\w.])\d+(?:[ -]\d+)*(?!\w|\.\d)")
-_PHONE_INTL: Final = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){1,6}(?!\w|[.-]\d|:)")
+# Every group after the first follows a separator or a parenthesised area code, so a long
+# digit run has one way to match and cannot backtrack badly.
+_PHONE_INTL: Final = re.compile(
+    r"(?<![\w+])\+\d+(?:(?:[ .-]?\(\d+\)[ .-]?|[ .-])\d+)*(?!\w|[.-]\d|:)"
+)
 _PHONE_NATIONAL: Final = re.compile(
     r"(?<![\w+])(?<!\d[.-])(?:\(\d{1,5}\) ?|\d{1,5}[ .-])(?:\d{1,5}[ .-]){0,4}\d{2,8}"
     r"(?!\w|[.-]\d|:)"
@@ -55,6 +60,7 @@ _PHONE_NATIONAL: Final = re.compile(
 _DATE: Final = re.compile(r"\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4}")
 _IPV4: Final = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _MAX_PASSES: Final = 8
+_DOUBLED: Final = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)  # a digit doubled, its digits summed
 _OUTPUT: Final[tuple[PIITarget, ...]] = ("output",)
 
 
@@ -74,13 +80,9 @@ class PIIMatch:
 
 
 def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
+    odd = sum(int(ch) for ch in digits[-1::-2])
+    even = sum(_DOUBLED[int(ch)] for ch in digits[-2::-2])
+    return (odd + even) % 10 == 0
 
 
 def _iban_valid(compact: str) -> bool:
@@ -91,29 +93,31 @@ def _iban_valid(compact: str) -> bool:
 
 
 def _cards(text: str) -> Iterator[tuple[int, int]]:
+    """Luhn-valid windows of whole digit groups, 13 to 19 digits: from each group, the longest."""
     for run in _DIGIT_RUN.finditer(text):
-        groups = [(m.start(), m.end()) for m in re.finditer(r"\d+", run.group())]
+        groups = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\d+", run.group())]
         offset = run.start()
-        yield from ((offset + s, offset + e) for s, e in _card_windows(run.group(), groups))
+        first = 0
+        while first < len(groups):
+            end = _card_end(groups, first)
+            if end is None:
+                first += 1
+                continue
+            yield offset + groups[first][0], offset + groups[end - 1][1]
+            first = end
 
 
-def _card_windows(run: str, groups: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-    """Luhn-valid windows of whole groups, 13 to 19 digits, longest first, not overlapping."""
-    best: tuple[int, int] | None = None
-    for size in range(min(len(groups), 19), 0, -1):
-        for first in range(len(groups) - size + 1):
-            start, end = groups[first][0], groups[first + size - 1][1]
-            digits = re.sub(r"\D", "", run[start:end])
-            if 13 <= len(digits) <= 19 and _luhn(digits):
-                best = (first, first + size)
-                break
-        if best is not None:
+def _card_end(groups: list[tuple[int, int, str]], first: int) -> int | None:
+    """The end of the longest Luhn-valid window starting at group `first`, or None."""
+    digits = ""
+    found = None
+    for last in range(first, len(groups)):
+        digits += groups[last][2]
+        if len(digits) > 19:
             break
-    if best is None:
-        return
-    yield from _card_windows(run, groups[: best[0]])
-    yield groups[best[0]][0], groups[best[1] - 1][1]
-    yield from _card_windows(run, groups[best[1] :])
+        if len(digits) >= 13 and _luhn(digits):
+            found = last + 1
+    return found
 
 
 def _ibans(text: str) -> Iterator[tuple[int, int]]:
@@ -183,8 +187,10 @@ def find_pii(text: str, kinds: Collection[str] = PII_KINDS) -> list[PIIMatch]:
         ```
     """
     taken: list[PIIMatch] = []
+    claimed = bytearray(len(text))
     for kind, start, end in _candidates(text, kinds):
-        if all(end <= m.start or start >= m.end for m in taken):
+        if not any(claimed[start:end]):
+            claimed[start:end] = b"\x01" * (end - start)
             taken.append(PIIMatch(kind, start, end))
     return sorted(taken, key=lambda m: m.start)
 
