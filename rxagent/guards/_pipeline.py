@@ -296,7 +296,8 @@ def _plan(stages: tuple[Guard, ...]) -> _Plan:
             if action not in _ALLOWED[target]:
                 allowed = ", ".join(sorted(_ALLOWED[target]))
                 raise ValueError(
-                    f"{stage!r}: action {action!r} does not apply to a {target} (use {allowed})"
+                    f"{stage!r}: action {action!r} does not apply to target {target!r} "
+                    f"(use {allowed})"
                 )
             by_target.setdefault(target, []).append(stage)
     permissions = tuple(s for s in stages if type(s).permits is not Guard.permits)
