@@ -384,11 +384,11 @@ def test_event_protocol_error_is_an_assertion_error() -> None:
     assert issubclass(EventProtocolError, AssertionError)
 
 
-def _guard(target: str, call_id: str | None = None) -> BaseEvent:
+def _guard(target: GuardTarget, call_id: str | None = None) -> BaseEvent:
     verdict = GuardVerdict(flagged=True, score=1.0, stage="g")
     return GuardEvent(
         stage="g", verdict=verdict, action="flag", target=target, tool_call_id=call_id
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_guard_events_in_their_place() -> None:
