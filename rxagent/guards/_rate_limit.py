@@ -133,8 +133,9 @@ class RateLimit(Guard):
 
     Each run takes one token from its bucket; a bucket holds at most `burst` tokens and refills
     continuously at N tokens per period. A run that finds the bucket empty is refused (or
-    flagged) with a verdict whose `retry_after` is the seconds until a token is back, which
-    the server sends as `429` with `Retry-After`. Buckets are kept per agent and per caller.
+    flagged) with a verdict whose `retry_after` is the seconds until a token is back (what an
+    HTTP front end sends as `Retry-After` with a `429`). Buckets are kept per agent and per
+    caller.
 
     Args:
         rate: N runs per period: `"10/minute"`, also `"10/second"`, `"10/hour"`, `"10/day"`,
