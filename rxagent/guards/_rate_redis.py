@@ -8,6 +8,7 @@ trusting their own clocks.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 from typing import TYPE_CHECKING, Any, Final
@@ -55,19 +56,21 @@ class RedisBuckets:
     def __init__(self, backend: object, key_prefix: str, interval: float, tolerance: float) -> None:
         redis_asyncio, exceptions = _import_redis()
         self._no_script: type[Exception] = exceptions.NoScriptError
+        self._url: str | None = None
+        self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
         if isinstance(backend, str):
             if not backend.startswith(("redis://", "rediss://", "unix://")):
                 raise ValueError(
                     f"RateLimit(backend=) must be a redis:// URL or a redis.asyncio.Redis "
                     f"client, got {backend!r}; e.g. 'redis://127.0.0.1:6379/0'"
                 )
-            self._client: Any = redis_asyncio.Redis.from_url(
+            self._url = backend
+            self._from_url = redis_asyncio.Redis.from_url
+            self._unbound: Any = self._from_url(  # no connection yet: a bad URL fails here
                 backend, socket_connect_timeout=_TIMEOUT_S, socket_timeout=_TIMEOUT_S
             )
-            self._owned = True
         elif callable(getattr(backend, "evalsha", None)):
-            self._client = backend
-            self._owned = False
+            self._unbound = backend
         else:
             raise TypeError(
                 "RateLimit(backend=) must be None, a redis:// URL or a redis.asyncio.Redis "
@@ -79,17 +82,42 @@ class RedisBuckets:
 
     async def take(self, agent: str, subject: str) -> float:
         """Take a token: 0.0, or the seconds until a token is back."""
+        client = self._client()
         key = f"{self._key_prefix}{len(agent)}:{agent}:{subject}"
         if not self._loaded:
-            await self._client.script_load(TAKE_SCRIPT)
+            await client.script_load(TAKE_SCRIPT)
             self._loaded = True
         try:
-            taken, wait_us = await self._client.evalsha(_TAKE_SHA, 1, key, *self._argv)
+            taken, wait_us = await client.evalsha(_TAKE_SHA, 1, key, *self._argv)
         except self._no_script:  # the server lost its scripts (restart, SCRIPT FLUSH, failover)
-            taken, wait_us = await self._client.eval(TAKE_SCRIPT, 1, key, *self._argv)
+            taken, wait_us = await client.eval(TAKE_SCRIPT, 1, key, *self._argv)
         return 0.0 if int(taken) else int(wait_us) / 1e6
 
     async def aclose(self) -> None:
-        """Close the client when the stage created it from a URL."""
-        if self._owned:
-            await self._client.aclose()
+        """Close the clients the stage created from a URL (a client passed in stays open)."""
+        if self._url is None:
+            return
+        loop = asyncio.get_running_loop()
+        client = self._clients.pop(loop, None)
+        self._clients.clear()  # the clients of other loops cannot be closed from this one
+        if client is not None:
+            await client.aclose()
+
+    def _client(self) -> Any:
+        # A redis.asyncio client belongs to the loop it first connects on, and `call_sync` runs
+        # each call on a new loop: a stage made from a URL keeps one client per loop.
+        if self._url is None:
+            return self._unbound
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            for ended in [other for other in self._clients if other.is_closed()]:
+                del self._clients[ended]
+            if self._unbound is not None:
+                client, self._unbound = self._unbound, None
+            else:
+                client = self._from_url(
+                    self._url, socket_connect_timeout=_TIMEOUT_S, socket_timeout=_TIMEOUT_S
+                )
+            self._clients[loop] = client
+        return client

@@ -7,6 +7,7 @@ deletes its keys afterwards.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -200,3 +201,31 @@ async def test_two_processes_share_one_bucket(redis_url: str, prefix: str):
     assert verdict.flagged
     assert verdict.retry_after is not None
     assert 0 < verdict.retry_after <= 86_400  # one token of 1/day
+
+
+def test_a_stage_from_a_url_works_on_one_loop_after_another(redis_url: str, prefix: str):
+    # call_sync runs each call on a new event loop and closes what the run opened at its end
+    stage = RateLimit("2/hour", backend=redis_url, prefix=prefix)
+
+    async def check_then_close() -> bool:
+        try:
+            return (await stage.check("hi", ANN)).flagged
+        finally:
+            await stage.aclose()
+
+    assert [asyncio.run(check_then_close()) for _ in range(3)] == [False, False, True]
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stage_left_open_on_an_ended_loop_still_works_on_the_next(redis_url: str, prefix: str):
+    # without aclose() the ended loop's connection is abandoned (a ResourceWarning), not reused
+    stage = RateLimit("2/hour", backend=redis_url, prefix=prefix)
+
+    async def check() -> bool:
+        return (await stage.check("hi", ANN)).flagged
+
+    flags = [asyncio.run(check()) for _ in range(3)]
+    asyncio.run(stage.aclose())  # drops the clients of ended loops too
+    gc.collect()  # the abandoned connections' warnings come here, not after the test
+    assert flags == [False, False, True]
