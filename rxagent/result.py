@@ -58,6 +58,8 @@ class ErrorInfo(BaseModel):
     """For `OUTPUT_INVALID`: the last answer as the model sent it (text or tool arguments)."""
     output_errors: tuple[FrozenJsonDict, ...] = ()
     """For `OUTPUT_INVALID`: what was wrong with it (`type`, `loc`, `msg` per problem)."""
+    retry_after: float | None = None
+    """For a `GUARD_REJECTED` by a rate limit: seconds until the same request would pass."""
 
     def failure_text(self) -> str:
         """The reply of a run that failed with this error and produced no answer of its own.
@@ -97,7 +99,7 @@ class ErrorInfo(BaseModel):
                 raw_output=self.raw_output,
                 errors=self.output_errors,
             )
-        return cls(self.message, source=self.source)
+        return cls(self.message, source=self.source, retry_after=self.retry_after)
 
 
 class AgentResult(BaseModel, Generic[OutputT]):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval, park
+from rxagent.agent._guarding import screen_tool_call, screen_tool_result
 from rxagent.context import _CURRENT_CALL
 from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, PostActingEvent, PreActingEvent
@@ -131,7 +132,8 @@ async def pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultB
         return _error(call, f"Tool call rejected by hook {reject.hook!r}: {reject.reason}")
     if run.interrupt.requested:  # interrupted while PreActing was dispatched: don't start
         return _error(call, "interrupted")
-    return pre.tool_call
+    refused = await screen_tool_call(run, pre.tool_call)  # the arguments as hooks left them
+    return pre.tool_call if refused is None else refused
 
 
 async def post_acting(
@@ -158,6 +160,8 @@ async def post_acting(
                     exception=outcome.exception,
                 )
             )
+        if outcome.ran:  # what the tool brought back is untrusted: the guards see it first
+            result = await screen_tool_result(run, call, result)
     run.open_calls.pop(call.id, None)  # its PostActing is delivered even if a hook fails
     results[call.id] = result
     post = await run.events.publish(

@@ -8,7 +8,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
 from rxagent.agent._agent_sessions import AgentSessions
-from rxagent.agent._checks import check_agent_arguments, check_context_window, stop_conditions
+from rxagent.agent._checks import (
+    check_agent_arguments,
+    check_context_window,
+    check_guards,
+    stop_conditions,
+)
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._loop import run_observable
 from rxagent.agent._sessions import SessionRuns
@@ -26,7 +31,9 @@ if TYPE_CHECKING:
     from reactivex import Observable
 
     from rxagent.agent.conditions import StopCondition
+    from rxagent.context import Principal
     from rxagent.events import BaseEvent
+    from rxagent.guards import Guard, GuardPipeline
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
 
@@ -77,6 +84,9 @@ class ReActAgent(AgentSessions):
             capabilities), `"native"`, `"tool"` or `"prompted"`; a call's wins.
         max_output_retries: How often an answer that does not validate is sent back to the
             model with the errors before the run fails with `OUTPUT_INVALID`.
+        guards: Guard stages (`rxagent.guards`), or a `GuardPipeline`: checks on the input
+            (right after PreCall), on tool calls and results, and on the final reply. A
+            rejected input ends the run with `GUARD_REJECTED` before memory or the model.
 
     Example:
         ```python
@@ -125,6 +135,7 @@ class ReActAgent(AgentSessions):
         output_type: object | None = None,
         output_strategy: OutputStrategy = "auto",
         max_output_retries: int = 2,
+        guards: GuardPipeline | Iterable[Guard] | None = None,
     ) -> None:
         check_agent_arguments(
             name=name,
@@ -159,6 +170,7 @@ class ReActAgent(AgentSessions):
         self.output_type = output_type
         self.output_strategy: OutputStrategy = output_strategy
         self.max_output_retries = max_output_retries
+        self.guards = check_guards(guards)
         self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
         check_context_window(self)
 
@@ -178,6 +190,7 @@ class ReActAgent(AgentSessions):
         output_type: object | None = None,
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
+        principal: Principal | None = None,
     ) -> Observable[BaseEvent]:
         """Return the run as a cold Observable: each subscription is one run.
 
@@ -205,7 +218,17 @@ class ReActAgent(AgentSessions):
             assert kinds.count("reasoning_chunk") == 3
             ```
         """
-        args = RunArgs(msg, session_id, model, options, deps, output_type, output_strategy, queue)
+        args = RunArgs(
+            msg,
+            session_id,
+            model,
+            options,
+            deps,
+            output_type,
+            output_strategy,
+            queue,
+            principal=principal,
+        )
         return run_observable(lambda: new_run(self, args, None))
 
     def events(
@@ -219,6 +242,7 @@ class ReActAgent(AgentSessions):
         output_type: object | None = None,
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
+        principal: Principal | None = None,
         buffer: int = _DEFAULT_EVENT_BUFFER,
     ) -> AsyncIterator[BaseEvent]:
         """Return the run as an async iterator of events, read from a bounded buffer.
@@ -248,7 +272,17 @@ class ReActAgent(AgentSessions):
         coerce_input(msg)
         if buffer < 1:
             raise ConfigurationError("events(buffer=...) must be at least 1")
-        args = RunArgs(msg, session_id, model, options, deps, output_type, output_strategy, queue)
+        args = RunArgs(
+            msg,
+            session_id,
+            model,
+            options,
+            deps,
+            output_type,
+            output_strategy,
+            queue,
+            principal=principal,
+        )
         return bounded_events(
             lambda gate: run_observable(lambda: new_run(self, args, gate)), buffer
         )
@@ -264,6 +298,7 @@ class ReActAgent(AgentSessions):
         output_type: object | None = None,
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
+        principal: Principal | None = None,
     ) -> AgentResult[Any]:
         """Run to the end and return the `AgentResult` (failures are in `result.error`).
 
@@ -271,7 +306,17 @@ class ReActAgent(AgentSessions):
             InvalidInputError: For an input that is not str / Msg / list of Msg.
             SessionBusyError: When the session already has a run (and `queue` is False).
         """
-        args = RunArgs(msg, session_id, model, options, deps, output_type, output_strategy, queue)
+        args = RunArgs(
+            msg,
+            session_id,
+            model,
+            options,
+            deps,
+            output_type,
+            output_strategy,
+            queue,
+            principal=principal,
+        )
         return await final_result(run_observable(lambda: new_run(self, args, None)))
 
     def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:

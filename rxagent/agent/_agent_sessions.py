@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent._sessions import SessionRuns
     from rxagent.agent._support import Deps
+    from rxagent.context import Principal
     from rxagent.models.base import ChatModel, ModelOptions
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
@@ -46,6 +47,7 @@ class AgentSessions:
         output_type: object | None = None,
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
+        principal: Principal | None = None,
     ) -> AgentResult[Any] | None:
         """Approve a tool call the session is parked on (`result.pending_approvals`).
 
@@ -92,7 +94,17 @@ class AgentSessions:
             ```
         """
         decision = Decision(check_approval_id(approval_id), approved=True)
-        args = RunArgs(None, session_id, model, options, deps, output_type, output_strategy, queue)
+        args = RunArgs(
+            None,
+            session_id,
+            model,
+            options,
+            deps,
+            output_type,
+            output_strategy,
+            queue,
+            principal=principal,
+        )
         return await self._run_decision(args, decision)
 
     async def reject(
@@ -107,6 +119,7 @@ class AgentSessions:
         output_type: object | None = None,
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
+        principal: Principal | None = None,
     ) -> AgentResult[Any] | None:
         """Reject a tool call the session is parked on; `reason` is what the model is told.
 
@@ -144,7 +157,17 @@ class AgentSessions:
             ```
         """
         decision = Decision(check_approval_id(approval_id), approved=False, reason=reason)
-        args = RunArgs(None, session_id, model, options, deps, output_type, output_strategy, queue)
+        args = RunArgs(
+            None,
+            session_id,
+            model,
+            options,
+            deps,
+            output_type,
+            output_strategy,
+            queue,
+            principal=principal,
+        )
         return await self._run_decision(args, decision)
 
     async def _run_decision(self, args: RunArgs, decision: Decision) -> AgentResult[Any] | None:

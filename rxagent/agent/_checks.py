@@ -5,17 +5,20 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rxagent._validate import check_int
 from rxagent.agent._support import check_output_type
 from rxagent.agent.conditions import StopCondition, has_step_limit, max_steps
+from rxagent.context import Principal
 from rxagent.errors import ConfigurationError, InvalidInputError
+from rxagent.guards import Guard, GuardPipeline
 from rxagent.messages import ImageBlock, ToolResultBlock, ToolUseBlock
 from rxagent.output import OUTPUT_STRATEGIES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
 
     from rxagent.agent._agent import ReActAgent
     from rxagent.context import RunContext
@@ -67,6 +70,40 @@ def check_agent_arguments(
     check_int("max_output_retries", max_output_retries, optional=False, minimum=0)
     check_strategy(output_strategy)
     check_output_type(output_type)
+
+
+def check_guards(guards: object) -> GuardPipeline | None:
+    """The agent's guard pipeline (None without stages).
+
+    Raises:
+        ConfigurationError: Not a list of `Guard` stages or a `GuardPipeline`, or a stage whose
+            action does not fit its targets.
+    """
+    if guards is None or isinstance(guards, GuardPipeline):
+        return GuardPipeline.of(guards)
+    if isinstance(guards, Guard) or not isinstance(guards, Iterable):
+        raise ConfigurationError(
+            f"guards= takes a list of guard stages or a GuardPipeline, got {guards!r}; "
+            "write guards=[...]"
+        )
+    try:
+        return GuardPipeline.of(list(guards))
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"guards=: {exc}") from None
+
+
+def check_principal(principal: object) -> Principal | None:
+    """The run's caller, checked.
+
+    Raises:
+        ConfigurationError: Not a `Principal`.
+    """
+    if principal is None or isinstance(principal, Principal):
+        return principal
+    raise ConfigurationError(
+        f"principal= takes an rxagent.Principal, got {type(principal).__name__}; write "
+        "principal=Principal(user_id=...)"
+    )
 
 
 def check_strategy(strategy: object) -> None:

@@ -5,13 +5,14 @@ subscribe ─► run_loop(run)                       one task per run; disposing
                _start       wait for the session's earlier runs and a slot, take the lease,
                             load the session, record an approval decision
                PreCall      the first event (a Reject refuses the run)
-               (guards)
+               guards       the input stages, decided before PreCall's hooks; a rejection
+                            ends the run here (GuardEvent, ErrorEvent)
                _load_memory open toolsets, resume a parked batch, add the input, system prompt
                while the outcome is open:
                    _step    PreReasoning ─► reason() ─► PostReasoning ─► [answer check]
                             ─► act() (PreActing ─► tool ─► PostActing)* ─► stop conditions
                             ─► checkpoint
-               _finish      pair tool calls, PostCall, save, release the lease
+               _finish      pair tool calls, output guards, PostCall, save, release the lease
              ◄─ on_completed
 ```
 
@@ -36,6 +37,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from rxagent.agent._acting import act
+from rxagent.agent._guarding import offered_tools, reject_input, screen_input, screen_reply
 from rxagent.agent._output import check_answer, final_output, read_reply, record_failure
 from rxagent.agent._reasoning import reason
 from rxagent.agent._resume import continue_parked
@@ -73,6 +75,9 @@ __all__ = ["run_loop", "run_observable"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
+_NOT_ANSWERED: Final = frozenset({"approval_pending", "interrupted"})
+"""Runs whose reply is not the model's answer: the output guards leave it alone."""
+
 
 def run_observable(make_run: Callable[[], Run]) -> Observable[BaseEvent]:
     """The cold Observable of one run: each subscription makes a run and starts its loop.
@@ -103,9 +108,11 @@ async def run_loop(run: Run) -> None:
             if not await _start(run):
                 run.complete()  # a decision was recorded, more are needed: no run, no events
                 return
-            await run.events.publish(run.events.make(PreCallEvent, input=run.inputs))
-            # input guards go here: after PreCall, before memory is loaded
-            await _load_memory(run)
+            pre_call = run.events.make(PreCallEvent, input=run.inputs)
+            screened = await screen_input(run)  # the input guards decide before any hook runs
+            await run.events.publish(pre_call)
+            if screened is None or not await reject_input(run, screened):
+                await _load_memory(run)
             final = False  # the step limit was reached: one last call without tools
             while not run.outcome.ended:
                 final = await _step(run, final)
@@ -288,7 +295,7 @@ def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
     if final or run.budget.withdrawn:
         tools: tuple[Any, ...] = ()
     else:
-        tools = run.agent.toolkit.schemas(run.state.active_groups)
+        tools = offered_tools(run, run.agent.toolkit.schemas(run.state.active_groups))
     options = ctx.options
     plan = run.output_plan
     if plan is not None:  # the final-answer tool, the response format, the tool choice
@@ -356,6 +363,13 @@ async def _finish(run: Run) -> None:
     reply = outcome.reply or _fallback_reply(run)
     output: Any = None
     parked = outcome.stop_reason == "approval_pending"  # no answer yet: nothing to read
+    if (
+        outcome.error is None
+        and run.replied
+        and not parked
+        and outcome.stop_reason != "interrupted"
+    ):
+        reply = await screen_reply(run, reply)  # the output guards: redact, or fail the run
     if outcome.error is None and ctx.output_type is not None and not parked:
         output = await final_output(run, reply)
     result = _result(run, reply, output)

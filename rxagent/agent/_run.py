@@ -37,6 +37,7 @@ from rxagent.state import AgentState, pair_tool_calls
 if TYPE_CHECKING:
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent._approval import Decision
+    from rxagent.context import Principal
     from rxagent.events import BaseEvent
     from rxagent.messages import Msg, ToolUseBlock
     from rxagent.models.base import ChatModel, ModelOptions
@@ -77,6 +78,7 @@ class Run:
         loop: asyncio.AbstractEventLoop,
         gate: asyncio.Event | None,
         decision: Decision | None,
+        principal: Principal | None = None,
     ) -> None:
         self.agent = agent
         self.inputs = inputs
@@ -92,6 +94,7 @@ class Run:
             loop=loop,
             engine=self,
             output_plan=output_plan,
+            principal=principal,
         )
         self.output_plan = output_plan  # typed here; the context offers it as a plain value
         self.pyctx = contextvars.copy_context()
@@ -170,10 +173,13 @@ class Run:
         exception: BaseException | None = None,
         recoverable: bool = False,
         interrupted: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         """End the run as failed (or `interrupted`, for a timeout) and emit its `ErrorEvent`."""
         name = type(exception).__name__ if exception is not None else None
-        error = ErrorInfo(code=code, message=message, source=source, exception=name)
+        error = ErrorInfo(
+            code=code, message=message, source=source, exception=name, retry_after=retry_after
+        )
         if interrupted:
             self.outcome.interrupt(error)
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rxagent.agent._checks import check_input_history, check_strategy
+from rxagent.agent._checks import check_input_history, check_principal, check_strategy
 from rxagent.agent._run import Run
 from rxagent.agent._support import (
     coerce_deps,
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rxagent.agent._agent import AgentInput, ReActAgent
     from rxagent.agent._approval import Decision
     from rxagent.agent._support import Deps
+    from rxagent.context import Principal
     from rxagent.models.base import ChatModel, ModelOptions
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
@@ -42,6 +43,7 @@ class RunArgs:
     output_strategy: OutputStrategy | None
     queue: bool
     decision: Decision | None = None
+    principal: Principal | None = None
 
 
 def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run:
@@ -92,6 +94,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         loop=loop,
         gate=gate,
         decision=args.decision,
+        principal=check_principal(args.principal),
     )
     if tail is not None:
         run.predecessor = tail

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import typing
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 from hypothesis import strategies as st
 
@@ -17,6 +17,10 @@ from rxagent.events import (
     ContextTrimmedEvent,
     CustomEvent,
     ErrorEvent,
+    GuardAction,
+    GuardEvent,
+    GuardTarget,
+    GuardVerdict,
     InterruptedEvent,
     OutputChunkEvent,
     PostActingEvent,
@@ -310,6 +314,22 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
     ),
     ApprovalRequestedEvent: lambda: st.fixed_dictionaries(
         {"approval_id": hex_ids, "tool_call": tool_use_blocks(), "reason": st.text(max_size=20)}
+    ),
+    GuardEvent: lambda: st.fixed_dictionaries(
+        {
+            "stage": idents,
+            "verdict": st.builds(
+                GuardVerdict,
+                flagged=st.booleans(),
+                score=st.floats(min_value=0, max_value=1),
+                reasons=st.lists(st.text(max_size=20), max_size=3).map(tuple),
+                stage=idents,
+                retry_after=st.none() | st.floats(min_value=0, max_value=3600),
+            ),
+            "action": st.sampled_from(get_args(GuardAction)),
+            "target": st.sampled_from(get_args(GuardTarget)),
+            "tool_call_id": st.none() | hex_ids,
+        }
     ),
 }
 
