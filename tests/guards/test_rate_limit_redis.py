@@ -22,8 +22,9 @@ from service_helpers import (  # type: ignore[import-not-found]
     unique_key_prefix,
 )
 
-from rxagent import Principal
+from rxagent import ErrorCode, Principal, ReActAgent
 from rxagent.guards import GuardContext, RateLimit
+from rxagent.testing import ScriptedModel
 
 PEER = Path(__file__).with_name("rate_limit_peer.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,3 +230,24 @@ def test_a_stage_left_open_on_an_ended_loop_still_works_on_the_next(redis_url: s
     asyncio.run(stage.aclose())  # drops the clients of ended loops too
     gc.collect()  # the abandoned connections' warnings come here, not after the test
     assert flags == [False, False, True]
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_call_sync_runs_share_the_redis_bucket(redis_url: str, prefix: str):
+    # each call_sync runs on a loop of its own; agent.aclose() does not close guard stages
+    stage = RateLimit("1/hour", backend=redis_url, prefix=prefix)
+    model = ScriptedModel(["one", "two"])
+    agent = ReActAgent("bot", "", model, guards=[stage])
+    first = agent.call_sync("hi", principal=Principal(user_id="ann"))
+    second = agent.call_sync("again", principal=Principal(user_id="ann"))
+    asyncio.run(stage.aclose())
+    gc.collect()  # the abandoned connections' warnings come here, not after the test
+    assert first.ok
+    assert first.reply.text == "one"
+    assert not second.ok
+    assert second.error is not None
+    assert second.error.code == ErrorCode.GUARD_REJECTED
+    assert second.error.retry_after is not None
+    assert 0 < second.error.retry_after <= 3_600
+    assert model.calls == 1
