@@ -12,6 +12,8 @@ from rxagent import (
     PreCallEvent,
     Principal,
     ReActAgent,
+    Reject,
+    hook,
 )
 from rxagent.events import BaseEvent
 from rxagent.guards import GuardEvent, RateLimit
@@ -111,3 +113,24 @@ async def test_per_session_limits_each_session_of_one_user():
     assert not (await agent.call("hi", principal=ANN, session_id="s1")).ok
     assert (await agent.call("hi", principal=ANN, session_id="s2")).ok
     assert model.calls == 2
+
+
+async def test_a_run_a_pre_call_hook_refuses_has_used_its_token():
+    @hook(PreCallEvent)
+    def refuse_first(event: PreCallEvent) -> None:
+        if not refused:
+            refused.append(event)
+            raise Reject("not now")
+
+    refused: list[PreCallEvent] = []
+    model = ScriptedModel(["never"])
+    agent = ReActAgent(
+        "bot", "", model, hooks=[refuse_first], guards=[RateLimit("1/minute", clock=Clock())]
+    )
+    first = await agent.call("hi", principal=ANN)
+    assert first.error is not None
+    assert first.error.code == ErrorCode.HOOK_REJECTED
+    second = await agent.call("hi", principal=ANN)  # the input stages decided before the hook
+    assert second.error is not None
+    assert second.error.code == ErrorCode.GUARD_REJECTED
+    assert model.calls == 0
