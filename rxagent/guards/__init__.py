@@ -29,6 +29,7 @@ from rxagent.guards._pipeline import GuardContext as GuardContext
 from rxagent.guards._pipeline import GuardPipeline as GuardPipeline
 from rxagent.guards._pipeline import GuardReport as GuardReport
 from rxagent.guards._pipeline import Screened as Screened
+from rxagent.guards._rate_limit import RateLimit as RateLimit
 from rxagent.guards._verdict import GuardVerdict as GuardVerdict
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "ModelJudge",
     "Permission",
     "PermissionPolicy",
+    "RateLimit",
     "Screened",
     "ask_judge",
 ]
