@@ -10,7 +10,7 @@ from server_helpers import bearer, parse_sse, serving  # type: ignore[import-not
 from rxagent import InMemoryStore, ReActAgent, current_run, tool
 from rxagent.errors import ConfigurationError
 from rxagent.events import GuardVerdict
-from rxagent.guards import Guard, GuardContext
+from rxagent.guards import Guard, GuardContext, RateLimit
 from rxagent.server import ServerConfig, create_app, key_id_of
 from rxagent.testing import ScriptedModel, tool_call
 
@@ -141,3 +141,22 @@ async def test_without_auth_the_key_is_anonymous_and_the_header_can_be_turned_of
         assert state.state.memory[2].tool_results[0].text == "None|anonymous"
     with pytest.raises(ConfigurationError, match="user_header"):
         ServerConfig(user_header="X User")
+
+
+async def test_a_rate_limit_stage_gives_429_with_its_retry_after():
+    agent = ReActAgent(
+        "bot", "", ScriptedModel(["one", "two"]), guards=[RateLimit("1/minute", per="key")]
+    )
+    async with serving(create_app(agent, auth=["k-a", "k-b"])) as client:
+        ok = await client.post("/v1/agents/bot/runs", json={"input": "hi"}, headers=bearer("k-a"))
+        assert ok.status == 200
+        limited = await client.post(
+            "/v1/agents/bot/runs", json={"input": "hi"}, headers=bearer("k-a")
+        )
+        assert limited.status == 429
+        assert 1 <= int(limited.headers["Retry-After"]) <= 60
+        assert "rate limit 1/minute exceeded" in (await limited.json())["error"]["message"]
+        other_key = await client.post(
+            "/v1/agents/bot/runs", json={"input": "hi"}, headers=bearer("k-b")
+        )
+        assert other_key.status == 200
