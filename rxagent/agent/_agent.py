@@ -341,10 +341,11 @@ class ReActAgent(AgentSessions):
         return future.result()
 
     async def aclose(self) -> None:
-        """Close the models' connection pools on the running loop, and the toolkit's toolsets.
+        """Close the models' connection pools on the running loop, the toolsets and the guards.
 
         That is the agent's model and the models it resolved from per-call `model="..."`
-        strings, and every toolset (an MCP server's connection, say) the runs opened. The agent
+        strings, every toolset (an MCP server's connection, say) the runs opened, and the guard
+        stages' connections (a Redis rate limit's). The agent
         stays usable: a later run opens new connections. `async with agent:` closes them at the
         end of the block. Everything is closed even when one of them fails to; then the first
         failure is raised.
@@ -362,6 +363,11 @@ class ReActAgent(AgentSessions):
             await self.toolkit.aclose()  # toolsets (MCP servers) close; a later run reopens them
         except Exception as exc:
             first = first or exc
+        if self.guards is not None:
+            try:
+                await self.guards.aclose()  # a rate limit's Redis client; a later run reopens it
+            except Exception as exc:
+                first = first or exc
         if first is not None:
             raise first
 

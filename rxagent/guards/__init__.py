@@ -36,6 +36,7 @@ from rxagent.guards._pipeline import GuardContext as GuardContext
 from rxagent.guards._pipeline import GuardPipeline as GuardPipeline
 from rxagent.guards._pipeline import GuardReport as GuardReport
 from rxagent.guards._pipeline import Screened as Screened
+from rxagent.guards._rate_limit import RateLimit as RateLimit
 from rxagent.guards._validation import InputValidation as InputValidation
 from rxagent.guards._verdict import GuardVerdict as GuardVerdict
 
@@ -59,6 +60,7 @@ __all__ = [
     "PIIRedaction",
     "Permission",
     "PermissionPolicy",
+    "RateLimit",
     "Screened",
     "SystemPromptLeak",
     "ask_judge",

@@ -124,6 +124,10 @@ class Guard:
         """Whether `principal` may call `tool` (tools it may not call are not offered)."""
         return True
 
+    async def aclose(self) -> None:
+        """Release what the stage holds (a connection); `ReActAgent.aclose()` calls it."""
+        return None
+
     def verdict(
         self,
         flagged: bool,
@@ -249,6 +253,22 @@ class GuardPipeline:
         """Whether every stage lets `principal` call `tool`."""
         return all(stage.permits(principal, tool) for stage in self._plan.permissions)
 
+    async def aclose(self) -> None:
+        """Close every stage (a Redis connection, say); each is closed even if one fails.
+
+        Raises:
+            Exception: The first stage's failure to close, after trying them all.
+        """
+        first: Exception | None = None
+        for stage in self.stages:
+            try:
+                await stage.aclose()
+            except Exception as exc:  # one failing stage must not leave the others open
+                logger.warning("closing guard stage %r failed", stage.name, exc_info=exc)
+                first = first or exc
+        if first is not None:
+            raise first
+
     async def screen(self, text: str, ctx: GuardContext) -> Screened:
         """Run the stages that check `ctx.target` on `text`, in order."""
         stages = self._plan.by_target.get(ctx.target)
@@ -296,7 +316,8 @@ def _plan(stages: tuple[Guard, ...]) -> _Plan:
             if action not in _ALLOWED[target]:
                 allowed = ", ".join(sorted(_ALLOWED[target]))
                 raise ValueError(
-                    f"{stage!r}: action {action!r} does not apply to a {target} (use {allowed})"
+                    f"{stage!r}: action {action!r} does not apply to target {target!r} "
+                    f"(use {allowed})"
                 )
             by_target.setdefault(target, []).append(stage)
     permissions = tuple(s for s in stages if type(s).permits is not Guard.permits)

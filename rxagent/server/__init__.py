@@ -41,6 +41,7 @@ Example:
     ```
 """
 
+from rxagent.context import Principal as Principal
 from rxagent.errors import ApiError as ApiError
 from rxagent.server._app import create_app as create_app
 from rxagent.server._auth import ANONYMOUS as ANONYMOUS
@@ -50,7 +51,6 @@ from rxagent.server._control import Interruptible as Interruptible
 from rxagent.server._control import serve_control as serve_control
 from rxagent.server._core import OWNER_KEY as OWNER_KEY
 from rxagent.server._core import SERVER_KEY as SERVER_KEY
-from rxagent.server._core import Principal as Principal
 from rxagent.server._core import RunHandle as RunHandle
 from rxagent.server._core import ServerConfig as ServerConfig
 from rxagent.server._core import ServerContext as ServerContext

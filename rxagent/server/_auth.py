@@ -13,7 +13,9 @@ from rxagent.errors import ConfigurationError
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["ANONYMOUS", "AuthSpec", "KeyRing", "key_id_of"]
+    from rxagent.context import Principal
+
+__all__ = ["ANONYMOUS", "AuthSpec", "KeyRing", "key_id_of", "key_of"]
 
 ANONYMOUS: Final = "anonymous"
 """The `key_id` of every caller when auth is off."""
@@ -98,3 +100,8 @@ class KeyRing:
             if hmac.compare_digest(given, key) and found is None:
                 found = key_id
         return found
+
+
+def key_of(principal: Principal) -> str:
+    """The id of the caller's API key, `"anonymous"` when auth is off (what runs count by)."""
+    return principal.key_id or ANONYMOUS

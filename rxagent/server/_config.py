@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from rxagent._validate import check_int
 from rxagent.errors import ConfigurationError
@@ -12,6 +13,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["ServerConfig"]
+
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""An HTTP header name (RFC 9110 token)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,10 @@ class ServerConfig:
     a lost machine) is free again, for a run on another or a restarted server, within it."""
     public_metrics: bool = False
     """Serve `/metrics` without a bearer token even when auth is on."""
+    user_header: str | None = "X-RxAgent-User"
+    """The request header that names the end user (`Principal.user_id` of the run), or None to
+    ignore it. The server does not authenticate users: the value is the assertion of whoever
+    holds the API key, as when an application that signs its users in calls with one key."""
 
     def __post_init__(self) -> None:
         check_int("max_body_bytes", self.max_body_bytes, optional=False)
@@ -57,6 +65,11 @@ class ServerConfig:
         if not (isinstance(self.shutdown_timeout_s, int | float) and self.shutdown_timeout_s >= 0):
             raise ConfigurationError(
                 f"ServerConfig.shutdown_timeout_s must be >= 0, got {self.shutdown_timeout_s!r}"
+            )
+        header = self.user_header
+        if header is not None and (not isinstance(header, str) or not _TOKEN.fullmatch(header)):
+            raise ConfigurationError(
+                f"ServerConfig.user_header must be an HTTP header name or None, got {header!r}"
             )
         origins = self.cors_origins
         if isinstance(origins, str) or not all(isinstance(o, str) for o in origins):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from collections import Counter
@@ -19,9 +20,11 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from rxagent.agent._checks import check_input_history
-from rxagent.errors import ApiError, InvalidInputError, SessionBusyError
+from rxagent.context import Principal
+from rxagent.errors import ApiError, ErrorCode, InvalidInputError, SessionBusyError
+from rxagent.events import ErrorEvent, GuardEvent, PreCallEvent
 from rxagent.messages import Msg
-from rxagent.server._auth import ANONYMOUS, KeyRing
+from rxagent.server._auth import ANONYMOUS, KeyRing, key_of
 from rxagent.server._config import ServerConfig
 from rxagent.server._errors import busy, check_json_type, invalid_body, too_large
 from rxagent.server._metrics import RunObserver, ServerMetrics
@@ -50,25 +53,11 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 logger: Final = logging.getLogger("rxagent.server")
 
+MAX_USER_ID: Final = 256
+"""The longest user id the user header may carry."""
+
 RUN_LIMIT_RETRY_AFTER_S: Final = "1"
 """The `Retry-After` of a 429 `too_many_runs`: runs end within seconds, so try again soon."""
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who is calling: `key_id` is a stable, non-secret id of the API key.
-
-    It is `"anonymous"` when auth is off.
-
-    Example:
-        ```python
-        from rxagent.server import Principal, key_id_of
-
-        assert Principal(key_id_of("sk-1")) == Principal(key_id_of("sk-1"))
-        ```
-    """
-
-    key_id: str
 
 
 @dataclass(slots=True)
@@ -182,7 +171,7 @@ class ServerContext(SessionLookup):
     def authenticate(self, request: web.Request) -> Principal:
         """Check the bearer token (constant-time); ApiError 401 `unauthorized` otherwise."""
         if self.keys is None:
-            return Principal(ANONYMOUS)
+            return Principal(key_id=ANONYMOUS, user_id=self._user(request))
         key_id = self.keys.key_id(request)
         if key_id is None:
             given = "Authorization" in request.headers
@@ -192,7 +181,23 @@ class ServerContext(SessionLookup):
                 "the bearer token is not valid" if given else "send 'Authorization: Bearer <key>'",
                 headers={"WWW-Authenticate": 'Bearer error="invalid_token"' if given else "Bearer"},
             )
-        return Principal(key_id)
+        return Principal(key_id=key_id, user_id=self._user(request))
+
+    def _user(self, request: web.Request) -> str | None:
+        """The end user named by the user header; ApiError 400 for a value that is no id."""
+        header = self.config.user_header
+        value = request.headers.get(header) if header is not None else None
+        if value is None:
+            return None
+        user = value.strip()
+        if not user or len(user) > MAX_USER_ID or not user.isprintable():
+            raise ApiError(
+                400,
+                "invalid_user",
+                f"the {header} header must be a printable user id of 1 to {MAX_USER_ID} characters",
+                field=header,
+            )
+        return user
 
     async def parse_body(self, request: web.Request, model: type[ModelT]) -> ModelT:
         """Read and validate the JSON body (413 over the limit, 415 not JSON, 422 naming the field).
@@ -220,7 +225,7 @@ class ServerContext(SessionLookup):
         if self.shutting_down:
             raise ApiError(503, "shutting_down", "the server is shutting down; retry elsewhere")
         limit = self.config.max_runs_per_key
-        if self._runs_by_key[principal.key_id] >= limit:
+        if self._runs_by_key[key_of(principal)] >= limit:
             raise ApiError(
                 429,
                 "too_many_runs",
@@ -240,19 +245,20 @@ class ServerContext(SessionLookup):
             ApiError: 429 over the key's limit, 503 while shutting down.
         """
         self.principal_may_run(principal)
-        active = _Active(agent, session_id, principal.key_id)
+        key = key_of(principal)
+        active = _Active(agent, session_id, key)
         token = id(active)
         self._active[token] = active
-        self._runs_by_key[principal.key_id] += 1
+        self._runs_by_key[key] += 1
         self._idle.clear()
         self.metrics.active.labels(agent=agent.name).inc()
         try:
             yield active
         finally:
             del self._active[token]
-            self._runs_by_key[principal.key_id] -= 1
-            if self._runs_by_key[principal.key_id] <= 0:
-                del self._runs_by_key[principal.key_id]
+            self._runs_by_key[key] -= 1
+            if self._runs_by_key[key] <= 0:
+                del self._runs_by_key[key]
             self.metrics.active.labels(agent=agent.name).dec()
             if not self._active:
                 self._idle.set()
@@ -288,14 +294,18 @@ class ServerContext(SessionLookup):
         try:  # checks the input at once; nothing runs before the iterator is read
             if not isinstance(inputs, str | Msg):
                 check_input_history(inputs)
-            source = agent.events(inputs, session_id=session_id or "unclaimed", options=options)
+            source = agent.events(
+                inputs, session_id=session_id or "unclaimed", options=options, principal=principal
+            )
         except InvalidInputError as exc:
             raise ApiError(422, "invalid_input", str(exc), field="input") from None
         async with self.track(principal, agent, session_id) as active:  # 429 before any write
             if not ephemeral:
                 session_id, _ = await self.claim_session(principal, agent, session_id)
                 active.session_id = session_id
-                source = agent.events(inputs, session_id=session_id, options=options)
+                source = agent.events(
+                    inputs, session_id=session_id, options=options, principal=principal
+                )
             assert session_id is not None
             observer = RunObserver(self.metrics, agent.name, agent.toolkit)
             events = RunEvents(source, PublicErrors(observer))
@@ -310,6 +320,8 @@ class ServerContext(SessionLookup):
                 handle = RunHandle(
                     session_id, events, agent=agent.name, run_id=first.run_id, observer=observer
                 )
+                if agent.guards is not None and agent.guards.watches("input"):
+                    await _refuse_rate_limited(events)
                 yield handle
             finally:  # shielded: a cancelled handler still leaves the session consistent
                 cleanup = asyncio.ensure_future(
@@ -381,6 +393,36 @@ class ServerContext(SessionLookup):
             idle = await agent.wait_idle(max(0.0, deadline - loop.time())) and idle
         self.unfinished_at_shutdown = len(self._active)
         return idle
+
+
+async def _refuse_rate_limited(events: RunEvents) -> None:
+    """Raise ApiError 429 with `Retry-After` when a rate-limit guard refused the run.
+
+    The input guards decide right after PreCall, so the events up to the first one past the
+    input's `GuardEvent`s tell; they are kept for the response otherwise. A refused run is read
+    to its end (it has ended already: PreCall, GuardEvent, ErrorEvent, PostCall).
+    """
+    ahead = await events.read_ahead(
+        lambda e: isinstance(e, PreCallEvent) or (isinstance(e, GuardEvent) and e.target == "input")
+    )
+    last = ahead[-1]
+    if not (isinstance(last, ErrorEvent) and last.code == ErrorCode.GUARD_REJECTED):
+        return
+    waits = [
+        e.verdict.retry_after
+        for e in ahead
+        if isinstance(e, GuardEvent) and e.action == "reject" and e.verdict.retry_after is not None
+    ]
+    if not waits:
+        return
+    async for _ in events:  # the rest: the PostCall
+        pass
+    raise ApiError(
+        429,
+        "rate_limited",
+        last.message,
+        headers={"Retry-After": str(max(1, math.ceil(waits[-1])))},
+    )
 
 
 async def _run_ended(agent: ReActAgent, session_id: str) -> None:

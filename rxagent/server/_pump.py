@@ -34,7 +34,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
     still going (the agent then saves consistent state) and waits for the pump to end.
     """
 
-    __slots__ = ("_done", "_error", "_first", "_observe", "_queue", "_source", "_task")
+    __slots__ = ("_ahead", "_done", "_error", "_observe", "_queue", "_source", "_task")
 
     def __init__(
         self,
@@ -44,7 +44,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         self._source = source
         self._observe = observe
         self._queue: asyncio.Queue[BaseEvent | _End] = asyncio.Queue(_BUFFER)
-        self._first: BaseEvent | None = None
+        self._ahead: list[BaseEvent] = []  # read already, returned before the queue's
         self._done = False
         self._error: BaseException | None = None  # what ended the events, once a batch saw it
         self._task = asyncio.get_running_loop().create_task(self._pump())
@@ -76,18 +76,30 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             if item.error is not None:
                 raise item.error
             raise RuntimeError("the run ended before its first event")  # pragma: no cover
-        self._first = item
+        self._ahead.append(item)
         return item
+
+    async def read_ahead(self, more: Callable[[BaseEvent], bool]) -> list[BaseEvent]:
+        """Read events while `more(event)` holds, and the first one for which it does not.
+
+        They are kept and come out of the iteration (or `batch`) again, first. Returns every
+        event read ahead so far, oldest first.
+        """
+        while not self._done:
+            if self._take(await self._queue.get(), self._ahead):  # type: ignore[arg-type]
+                break
+            if not more(self._ahead[-1]):
+                break
+        return list(self._ahead)
 
     def __aiter__(self) -> RunEvents:
         return self
 
     async def __anext__(self) -> AgentEvent:
-        first = self._first
-        if first is not None:
-            self._first = None
-            return first  # type: ignore[return-value]
+        if self._ahead:
+            return self._ahead.pop(0)  # type: ignore[return-value]
         if self._done:
+            self._ended()
             raise StopAsyncIteration
         item = await self._queue.get()
         if isinstance(item, _End):
@@ -109,11 +121,8 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             Exception: What ended the run's events (a run that could not start, a store that
                 went down), once the events before it have been returned.
         """
-        out: list[AgentEvent] = []
-        first = self._first
-        if first is not None:
-            self._first = None
-            out.append(first)  # type: ignore[arg-type]
+        out: list[AgentEvent] = list(self._ahead)  # type: ignore[arg-type]
+        self._ahead.clear()
         if self._done:
             if not out:
                 self._ended()

@@ -112,10 +112,12 @@ async def decide_approval(request: web.Request) -> web.Response:
         try:
             if body.approved:
                 result: AgentResult[Any] | None = await agent.approve(
-                    approval_id, session_id=session_id
+                    approval_id, session_id=session_id, principal=principal
                 )
             else:
-                result = await agent.reject(approval_id, body.reason, session_id=session_id)
+                result = await agent.reject(
+                    approval_id, body.reason, session_id=session_id, principal=principal
+                )
         except ApprovalError:
             raise _no_approval(approval_id) from None
         except SessionBusyError:

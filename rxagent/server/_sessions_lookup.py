@@ -6,7 +6,7 @@ import uuid
 from typing import TYPE_CHECKING, Final, Literal
 
 from rxagent.errors import ApiError, ConcurrentModificationError, ControlMessageTooLargeError
-from rxagent.server._auth import ANONYMOUS
+from rxagent.server._auth import ANONYMOUS, key_of
 from rxagent.server._errors import busy, no_session
 from rxagent.state import AgentState, ControlMessage
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from rxagent.agent import ReActAgent
-    from rxagent.server._core import Principal
+    from rxagent.context import Principal
     from rxagent.state import StoredState
 
 __all__ = ["OWNER_KEY", "SessionLookup", "owner_of"]
@@ -60,10 +60,10 @@ class SessionLookup:
         for _ in range(3):
             stored = await store.load(agent.name, session_id)
             if stored is not None:
-                if owner_of(stored.state) != principal.key_id:
+                if owner_of(stored.state) != key_of(principal):
                     raise no_session(session_id)
                 return session_id, False
-            state = AgentState(extra={OWNER_KEY: principal.key_id})
+            state = AgentState(extra={OWNER_KEY: key_of(principal)})
             try:
                 await store.save(agent.name, session_id, state, expected_version=0)
             except ConcurrentModificationError:
@@ -84,7 +84,7 @@ class SessionLookup:
         found: list[tuple[ReActAgent, StoredState]] = []
         for agent in agents:
             stored = await agent.store.load(agent.name, session_id)
-            if stored is not None and owner_of(stored.state) == principal.key_id:
+            if stored is not None and owner_of(stored.state) == key_of(principal):
                 found.append((agent, stored))
         if not found:
             raise no_session(session_id)

@@ -17,6 +17,7 @@ One run is one assistant `UIMessage`: `start` opens it, each reasoning step is a
 | `ErrorEvent`, recoverable | `data-error` (transient) |
 | `ErrorEvent`, not recoverable | `error` |
 | `RetryEvent` / `CustomEvent` | `data-retry` / `data-custom` (transient) |
+| `GuardEvent` | `data-guard` (transient): `stage`, `action`, `target`, `toolCallId`, `flagged`, `score`, `reasons`, `retryAfter` |
 | `ApprovalRequestedEvent` | `tool-input-start`/`tool-input-available` if not announced yet, then `tool-approval-request` (`approvalId`, `toolCallId`) |
 | `InterruptedEvent` | closes the open parts |
 | `PostCallEvent` | a text part for a reply that was not streamed, `tool-output-error` for calls that never ran, `finish-step`, `abort` when interrupted, `finish` |
@@ -37,6 +38,7 @@ from rxagent.events import (
     ApprovalRequestedEvent,
     CustomEvent,
     ErrorEvent,
+    GuardEvent,
     InterruptedEvent,
     PostActingEvent,
     PostCallEvent,
@@ -170,6 +172,19 @@ class UIMessageStreamTranslator:
             case CustomEvent():
                 custom = {"name": event.name, "data": json_ready(event.data)}
                 out.append({"type": "data-custom", "data": custom, "transient": True})
+            case GuardEvent():
+                verdict = event.verdict
+                guard: dict[str, Any] = {
+                    "stage": event.stage,
+                    "action": event.action,
+                    "target": event.target,
+                    "toolCallId": event.tool_call_id,
+                    "flagged": verdict.flagged,
+                    "score": verdict.score,
+                    "reasons": list(verdict.reasons),
+                    "retryAfter": verdict.retry_after,
+                }
+                out.append({"type": "data-guard", "data": guard, "transient": True})
             case ApprovalRequestedEvent():
                 self._on_approval_requested(event, out)
             case InterruptedEvent():

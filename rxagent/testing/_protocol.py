@@ -19,6 +19,7 @@ The invariants (ARCHITECTURE section 3), each named in the error message when it
 | `ApprovalRequested outside model and tool calls` | a call is parked between steps, never inside a pair |
 | `approval ids unique` | each `ApprovalRequestedEvent` of a run has its own `approval_id` |
 | `announced approvals pending at PostCall` | each announced `approval_id` is in the PostCall's `result.pending_approvals` |
+| `GuardEvent in its place` | an input verdict before any model call, a tool call's or tool result's inside that call's Pre/PostActing, none inside a model call |
 
 An ErrorEvent ends an open reasoning attempt when it is not recoverable (the run is over) or when
 its source is `"model"` (a broken stream: the step starts again with a new PreReasoning). An
@@ -35,6 +36,7 @@ from rxagent.events import (
     ApprovalRequestedEvent,
     BaseEvent,
     ErrorEvent,
+    GuardEvent,
     InterruptedEvent,
     OutputChunkEvent,
     PostActingEvent,
@@ -66,6 +68,7 @@ REPLY: Final = "PostCall result.reply equals reply"
 APPROVAL_PLACE: Final = "ApprovalRequested outside model and tool calls"
 APPROVAL_UNIQUE: Final = "approval ids unique"
 APPROVAL_PENDING: Final = "announced approvals pending at PostCall"
+GUARD_PLACE: Final = "GuardEvent in its place"
 
 _CONTEXT_BEFORE: Final = 3
 
@@ -92,6 +95,7 @@ class _Checker:
         self.reasoning: int | None = None  # position of the open PreReasoning
         self.acting: dict[str, int] = {}  # open tool call id -> position of its PreActing
         self.approvals: dict[str, int] = {}  # announced approval id -> position
+        self.models_called = False  # a PreReasoning has been seen
 
     def fail(self, invariant: str, detail: str, position: int | None = None) -> NoReturn:
         lines = [f"event protocol violated: {invariant}: {detail}"]
@@ -166,11 +170,14 @@ class _Checker:
             self.reasoning = None  # an interrupted stream has no PostReasoning
         elif isinstance(event, ApprovalRequestedEvent):
             self.approval_requested(position, event)
+        elif isinstance(event, GuardEvent):
+            self.guard(position, event)
         elif isinstance(event, PostCallEvent):
             self.post_call(position, event)
 
     def reasoning_event(self, position: int, event: BaseEvent) -> None:
         if isinstance(event, PreReasoningEvent):
+            self.models_called = True
             self.tool_calls_closed(position, "the next PreReasoning")
             self.reasoning_closed(position, "the next PreReasoning")
             self.reasoning = position
@@ -227,6 +234,16 @@ class _Checker:
                 APPROVAL_UNIQUE, f"{event.approval_id!r} was announced at #{earlier}", position
             )
         self.approvals[event.approval_id] = position
+
+    def guard(self, position: int, event: GuardEvent) -> None:
+        if self.reasoning is not None:
+            self.fail(GUARD_PLACE, f"the model call #{self.reasoning} is open", position)
+        if event.target == "input" and self.models_called:
+            self.fail(GUARD_PLACE, "an input verdict after a model call", position)
+        if event.target in ("tool_call", "tool_result") and event.tool_call_id not in self.acting:
+            self.fail(
+                GUARD_PLACE, f"a {event.target} verdict outside its call's Pre/PostActing", position
+            )
 
     def post_call(self, position: int, event: PostCallEvent) -> None:
         self.reasoning_closed(position, "the PostCall")

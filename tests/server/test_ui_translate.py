@@ -26,7 +26,14 @@ from rxagent import (
     tool,
 )
 from rxagent.errors import ErrorCode
-from rxagent.events import ActingChunkEvent, ErrorEvent, InterruptedEvent, RetryEvent
+from rxagent.events import (
+    ActingChunkEvent,
+    ErrorEvent,
+    GuardEvent,
+    GuardVerdict,
+    InterruptedEvent,
+    RetryEvent,
+)
 from rxagent.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from rxagent.result import AgentResult, ErrorInfo
@@ -724,3 +731,27 @@ def test_every_scripted_run_gives_a_well_formed_stream(turns, chunk_size, parall
     assert (message.finish["finishReason"] == "error") == (
         not post.result.ok and not post.result.interrupted
     )
+
+
+def test_guard_verdicts_become_transient_data_parts():
+    feed = Feed()
+    feed(PreCallEvent, input=[Msg.user("hi")])
+    verdict = GuardVerdict(
+        flagged=True, score=1.0, reasons=("rate limit",), stage="rate_limit", retry_after=3.5
+    )
+    assert feed(GuardEvent, stage="rate_limit", verdict=verdict, action="reject") == [
+        {
+            "type": "data-guard",
+            "data": {
+                "stage": "rate_limit",
+                "action": "reject",
+                "target": "input",
+                "toolCallId": None,
+                "flagged": True,
+                "score": 1.0,
+                "reasons": ["rate limit"],
+                "retryAfter": 3.5,
+            },
+            "transient": True,
+        }
+    ]

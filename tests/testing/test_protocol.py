@@ -10,6 +10,9 @@ from rxagent.events import (
     BaseEvent,
     CustomEvent,
     ErrorEvent,
+    GuardEvent,
+    GuardTarget,
+    GuardVerdict,
     InterruptedEvent,
     PostActingEvent,
     PostCallEvent,
@@ -379,3 +382,33 @@ def test_the_error_shows_the_events_around_the_offender() -> None:
 
 def test_event_protocol_error_is_an_assertion_error() -> None:
     assert issubclass(EventProtocolError, AssertionError)
+
+
+def _guard(target: GuardTarget, call_id: str | None = None) -> BaseEvent:
+    verdict = GuardVerdict(flagged=True, score=1.0, stage="g")
+    return GuardEvent(
+        stage="g", verdict=verdict, action="flag", target=target, tool_call_id=call_id
+    )
+
+
+def test_guard_events_in_their_place() -> None:
+    assert_event_protocol(
+        numbered(
+            pre_call(),
+            _guard("input"),
+            pre_r(),
+            post_r(),
+            pre_a("c1"),
+            _guard("tool_call", "c1"),
+            _guard("tool_result", "c1"),
+            post_a("c1"),
+            _guard("output"),
+            post_call(),
+        )
+    )
+    late_input = violation(numbered(pre_call(), pre_r(), post_r(), _guard("input"), post_call()))
+    assert "GuardEvent in its place: an input verdict after a model call" in str(late_input)
+    outside = violation(numbered(pre_call(), _guard("tool_result", "c9"), post_call()))
+    assert "a tool_result verdict outside its call's Pre/PostActing" in str(outside)
+    inside_model = violation(numbered(pre_call(), pre_r(), _guard("output"), post_r(), post_call()))
+    assert "the model call #1 is open" in str(inside_model)
