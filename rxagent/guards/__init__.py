@@ -16,6 +16,7 @@ optional judge (`ModelJudge` or any callable) gives a second opinion on borderli
 
 from rxagent.events import GuardEvent as GuardEvent
 from rxagent.guards._classification import Classification as Classification
+from rxagent.guards._defaults import default_guards as default_guards
 from rxagent.guards._detector import DEFAULT_JUDGE_BAND as DEFAULT_JUDGE_BAND
 from rxagent.guards._detector import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from rxagent.guards._detector import InjectionDetector as InjectionDetector
@@ -64,6 +65,7 @@ __all__ = [
     "Screened",
     "SystemPromptLeak",
     "ask_judge",
+    "default_guards",
     "find_pii",
     "redact_pii",
 ]

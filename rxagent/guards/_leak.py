@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -28,24 +29,30 @@ _TOKEN: Final = re.compile(f"[{_CJK_CLASS}]|(?:(?![{_CJK_CLASS}])[^\\W_])+")
 
 
 @dataclass(frozen=True, slots=True)
-class _Token:
-    text: str
-    start: int
-    end: int
+class _Tokens:
+    words: list[str]
+    """The normalised tokens."""
+    spans: list[tuple[int, int]]
+    """Where each is in the text: (start, end)."""
 
 
-def _tokens(text: str) -> list[_Token]:
-    tokens = []
-    for m in _TOKEN.finditer(text):
+def _tokens(text: str) -> _Tokens:
+    matches = list(_TOKEN.finditer(text))
+    if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower
+        return _Tokens([m.group().lower() for m in matches], [m.span() for m in matches])
+    words: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for m in matches:
         folded = unicodedata.normalize("NFKC", m.group()).casefold()
         if folded.strip():
-            tokens.append(_Token(folded, m.start(), m.end()))
-    return tokens
+            words.append(folded)
+            spans.append(m.span())
+    return _Tokens(words, spans)
 
 
-def _shingle_size(tokens: list[_Token]) -> int:
-    cjk = sum(1 for t in tokens if _CJK.match(t.text))
-    return CJK_SHINGLE if cjk * 2 > len(tokens) else WORD_SHINGLE
+def _shingle_size(words: list[str]) -> int:
+    cjk = sum(1 for word in words if _CJK.match(word))
+    return CJK_SHINGLE if cjk * 2 > len(words) else WORD_SHINGLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,29 +66,51 @@ class _Overlap:
     """Those runs, as (start, end) in the reply."""
 
 
-def _overlap(prompt: list[_Token], reply: list[_Token]) -> _Overlap:
-    n = min(_shingle_size(prompt), len(prompt))
-    shingles = {tuple(t.text for t in prompt[i : i + n]) for i in range(len(prompt) - n + 1)}
-    covered = [False] * len(reply)
+@dataclass(frozen=True, slots=True)
+class _Prompt:
+    length: int
+    """The normalised length in characters."""
+    size: int
+    """Words (or CJK characters) per shingle."""
+    shingles: frozenset[tuple[str, ...]]
+    starts: frozenset[str]
+    """The first word of each shingle: a reply word that is none of these starts none."""
+
+
+@functools.lru_cache(maxsize=64)
+def _prompt(system_prompt: str) -> _Prompt:
+    """The prompt cut into shingles, once per prompt (a run asks for every reply)."""
+    words = _tokens(system_prompt).words
+    n = min(_shingle_size(words), len(words))
+    shingles = frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+    length = sum(map(len, words)) + len(words) - 1
+    return _Prompt(length, n, shingles, frozenset(shingle[0] for shingle in shingles if shingle))
+
+
+def _overlap(prompt: _Prompt, reply: _Tokens) -> _Overlap:
+    n, shingles, starts = prompt.size, prompt.shingles, prompt.starts
+    words = reply.words
+    covered = [False] * len(words)
     seen: set[tuple[str, ...]] = set()
-    for i in range(len(reply) - n + 1):
-        shingle = tuple(t.text for t in reply[i : i + n])
+    for i in range(len(words) - n + 1):
+        if words[i] not in starts:
+            continue
+        shingle = tuple(words[i : i + n])
         if shingle in shingles:
             seen.add(shingle)
             covered[i : i + n] = [True] * n
     spans: list[tuple[int, int]] = []
     longest = 0
     i = 0
-    while i < len(reply):
+    while i < len(words):
         if not covered[i]:
             i += 1
             continue
         j = i
-        while j + 1 < len(reply) and covered[j + 1]:
+        while j + 1 < len(words) and covered[j + 1]:
             j += 1
-        run = reply[i : j + 1]
-        longest = max(longest, sum(len(t.text) for t in run) + len(run) - 1)
-        spans.append((reply[i].start, reply[j].end))
+        longest = max(longest, sum(map(len, words[i : j + 1])) + j - i)
+        spans.append((reply.spans[i][0], reply.spans[j][1]))
         i = j + 1
     return _Overlap(len(seen) / len(shingles), longest, tuple(spans))
 
@@ -177,7 +206,7 @@ class SystemPromptLeak(Guard):
         return "".join(parts)
 
     def _measure(self, reply: str, system_prompt: str) -> _Overlap | None:
-        prompt = _tokens(system_prompt)
-        if sum(len(t.text) for t in prompt) + len(prompt) - 1 < self.min_chars:
+        prompt = _prompt(system_prompt)
+        if prompt.length < self.min_chars:
             return None
         return _overlap(prompt, _tokens(reply))

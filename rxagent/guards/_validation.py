@@ -134,13 +134,14 @@ class InputValidation(Guard):
                 f"{messages} input messages, over the limit of {self.max_messages}; "
                 "send fewer or raise max_messages"
             )
-        found = _first(_SURROGATE, text)
+        wide = not text.isascii()  # surrogates, noncharacters and bidi controls are not ASCII
+        found = _first(_SURROGATE, text) if wide else None
         if found is not None:
             reasons.append(
                 f"invalid Unicode: lone surrogate U+{ord(found[1]):04X} at index {found[0]}; "
                 "decode the text properly (it is not valid UTF-8 as is)"
             )
-        found = _first(_NONCHARACTER, text)
+        found = _first(_NONCHARACTER, text) if wide else None
         if found is not None:
             reasons.append(
                 f"invalid Unicode: noncharacter U+{ord(found[1]):04X} at index {found[0]}; "
@@ -153,7 +154,7 @@ class InputValidation(Guard):
                     f"control character U+{ord(found[1]):04X} at index {found[0]}; remove it "
                     "or pass control_characters='allow'"
                 )
-            found = _first(_BIDI, text)
+            found = _first(_BIDI, text) if wide else None
             if found is not None:
                 reasons.append(
                     f"bidirectional control U+{ord(found[1]):04X} at index {found[0]} (it can "
