@@ -36,10 +36,15 @@ class _Tokens:
     """Where each is in the text: (start, end)."""
 
 
+_ASCII_TOKEN: Final = re.compile(r"[^\W_]+", re.ASCII)
+"""`_TOKEN` for ASCII text, which has no CJK characters."""
+
+
 def _tokens(text: str) -> _Tokens:
-    matches = list(_TOKEN.finditer(text))
     if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower
+        matches = list(_ASCII_TOKEN.finditer(text))
         return _Tokens([m.group().lower() for m in matches], [m.span() for m in matches])
+    matches = list(_TOKEN.finditer(text))
     words: list[str] = []
     spans: list[tuple[int, int]] = []
     for m in matches:
