@@ -25,6 +25,7 @@ TIMEOUT_S = 60
 EXPECTED: dict[str, str] = {
     "approval": "rejected: The tool call was rejected: over the monthly limit",
     "faq_agent": "In short: Hooks run in priority order",
+    "guarded_agent": "replies stored in memory: 3, with a card number: 0",
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
     "injection_check": "hats: I ignored instructions inside the page.",
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
@@ -44,6 +45,7 @@ EXPECTED: dict[str, str] = {
 # examples.<name>:agent` prints
 AGENTS: dict[str, str] = {
     "faq_agent": "In short: Hooks run in priority order",
+    "guarded_agent": "replies stored in memory: 3, with a card number: 0",
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
     "rx_operators": "Today: Paris: sunny.",
     "server_openai_client": "Your message has 3 words.",
