@@ -45,7 +45,6 @@ EXPECTED: dict[str, str] = {
 # examples.<name>:agent` prints
 AGENTS: dict[str, str] = {
     "faq_agent": "In short: Hooks run in priority order",
-    "guarded_agent": "replies stored in memory: 3, with a card number: 0",
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
     "rx_operators": "Today: Paris: sunny.",
     "server_openai_client": "Your message has 3 words.",
