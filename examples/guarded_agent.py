@@ -1,10 +1,9 @@
 """A support agent behind guards: each decision is a `GuardEvent` in the run's stream.
 
-`default_guards()` (a rate limit per user, input validation, injection detection, PII
-redaction, a system-prompt leak check), a `Permission` policy keeping `refund` for staff, and
-injection screening of tool results. Five runs, five decisions: an override refused before the
-model; a staff-only tool hidden and its call refused; a card number redacted in the reply and in
-memory; an e-mail with orders for the AI quarantined; a run over the rate limit.
+`default_guards()`, a `Permission` policy keeping `refund` for staff, and injection screening
+of tool results. Five runs, five decisions: an override refused before the model; a staff-only
+tool hidden and its call refused; a card number redacted in the reply and in memory; an e-mail
+with orders for the AI quarantined; a run over the rate limit.
 
 Run it:
 
