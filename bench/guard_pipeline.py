@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{plain:<26} {base:9.1f} µs per run")
         print(
-            f"{guarded:<26} {micros:9.1f} µs per run   {added:+8.1f} µs   ×{micros / base:.2f}"
+            f"{guarded:<26} {micros:9.1f} µs per run   {added:+8.1f} µs   x{micros / base:.2f}"
         )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), "utf-8")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import warnings
 import os
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
