@@ -131,9 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             "ratio": round(micros / base, 3),
         }
         print(f"{plain:<26} {base:9.1f} µs per run")
-        print(
-            f"{guarded:<26} {micros:9.1f} µs per run   {added:+8.1f} µs   x{micros / base:.2f}"
-        )
+        print(f"{guarded:<26} {micros:9.1f} µs per run   {added:+8.1f} µs   x{micros / base:.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), "utf-8")
     return 0

@@ -233,9 +233,7 @@ def test_a_stage_left_open_on_an_ended_loop_still_works_on_the_next(redis_url: s
     assert flags == [False, False, True]
 
 
-def test_call_sync_runs_share_the_redis_bucket_and_close_their_clients(
-    redis_url: str, prefix: str
-):
+def test_call_sync_runs_share_the_redis_bucket_and_close_their_clients(redis_url: str, prefix: str):
     # each call_sync runs on a loop of its own, and agent.aclose() at its end closes the
     # stage's client of that loop: no connection is left behind (a ResourceWarning would fail)
     stage = RateLimit("1/hour", backend=redis_url, prefix=prefix)
