@@ -29,14 +29,16 @@ _REF: Final = "#/components/schemas/{model}"
 
 ERROR_RESPONSES: Final[dict[int, str]] = {
     400: "Malformed HTTP (a bad header, a line over 8190 bytes, Content-Length with "
-    "Transfer-Encoding) or two `Authorization` headers; the answer quotes nothing of it.",
+    "Transfer-Encoding), two `Authorization` headers, or a user header that is no user id; "
+    "the answer quotes nothing of it.",
     401: "Missing or wrong bearer token.",
     404: "Unknown agent, or no such session for this API key.",
     409: "The session has a run in progress (here or in another process).",
     413: "The body is larger than `max_body_bytes`.",
     422: "Malformed JSON or a wrong schema; `error.field` names the field.",
     415: "The body is not JSON: send `Content-Type: application/json`.",
-    429: "This API key holds `max_runs_per_key` runs already.",
+    429: "This API key holds `max_runs_per_key` runs already (`too_many_runs`), or a rate-limit "
+    "guard refused the run (`rate_limited`); wait `Retry-After` seconds.",
 }
 """The error answers every route may give, with what they mean."""
 
