@@ -3,8 +3,9 @@
 `InjectionDetector().check(text)` is synchronous and offline, and returns a `GuardVerdict`
 (flagged, score, reasons). Here it screens the user's message before a run, and a
 `PostActingEvent` hook quarantines a tool result that carries instructions for the model (a
-web page, an e-mail), so the model reads it as data. Its measured rates are in docs/injection.md; `InjectionDetection(scan_tool_results=True)` in
-`ReActAgent(guards=[...])` does the quarantine for you (examples/guarded_agent.py).
+web page, an e-mail), so the model reads it as data. Its measured rates are in
+docs/injection.md. `InjectionDetection(scan_tool_results=True)` in `ReActAgent(guards=[...])`
+does this quarantine for you (examples/guarded_agent.py).
 
 Run it:
 
