@@ -58,7 +58,13 @@ def _fold_mixed_word(match: re.Match[str]) -> str:
 
 def _fold_leet_token(match: re.Match[str]) -> str:
     token = match.group()
-    return token.translate(_LEET) if any(c.isalpha() for c in token) else token
+    if not any(c.isalpha() for c in token):
+        return token
+    if "@" in token and match.string[match.end() : match.end() + 1] == ".":
+        return token  # an e-mail address, not leetspeak
+    if token.startswith("$"):
+        return "$" + token[1:].translate(_LEET)  # a variable such as $API_KEY
+    return token.translate(_LEET)
 
 
 def _tag_to_ascii(chars: str) -> str:
