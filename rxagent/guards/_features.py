@@ -227,7 +227,7 @@ class _Evidence(NamedTuple):
     span: tuple[int, int]
 
 
-_NEGATED: Final = re.compile(r"\b(?:never|not|n't|no|without)\s+(?:\w+\s+){0,2}$")
+_NEGATED: Final = re.compile(r"\b(?:never|not|n't|no|without)\b[^.!?\n]{0,25}$")
 _OWN: Final = re.compile(r"\b(?:my|our|mine)\s+(?:[\w-]+\s+){0,2}$")
 _VERB_REACH: Final = 90
 _WORDS: Final = re.compile(r"\w+")

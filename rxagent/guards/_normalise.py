@@ -62,6 +62,8 @@ def _fold_leet_token(match: re.Match[str]) -> str:
         return token
     if "@" in token and match.string[match.end() : match.end() + 1] == ".":
         return token  # an e-mail address, not leetspeak
+    if token.startswith("@") and token[1:].isalpha():
+        return token  # a handle or a tag such as @ai-instruction
     if token.startswith("$"):
         return "$" + token[1:].translate(_LEET)  # a variable such as $API_KEY
     return token.translate(_LEET)

@@ -30,8 +30,10 @@ _AI: Final = (
     r"(?:ai|a\.i\.|llm|llms|assistant(?!\s+(?:manager|editor|director|professor|coach|principal|"
     r"secretary|to\b|engineer|buyer|producer|teacher|attorney))|ai\s+assistant|agent|ai\s+agent|"
     r"chatbot|bot|language\s+model|"
-    r"ai\s+model|gpt|chatgpt|claude|gemini|copilot|automated\s+(?:system|assistant|agent|reader|"
-    r"tool|reviewer))s?"
+    r"ai\s+model|gpt|chatgpt|claude|gemini|copilot|(?:automated|screening"
+    r"|ai)\s+(?:[\w-]+\s+)?(?:system|"
+    r"assistant|agent|reader|tool|reviewer|screener|software|parser|crawler|summari[sz]er|triager|"
+    r"bot)|summari[sz]er\s+ai)s?"
 )
 
 # -- phrase groups: feature -> language -> pattern -----------------------------------------------
@@ -65,9 +67,25 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:rules|instructions|guidelines|restrictions"
             r"|policies)\s+(?:[\w']+\s+){0,4}?no\s+longer\s+"
             r"appl(?:y|ies)\b"
-            r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:instructions|task|objective"
+            r"|\b(?:scratch|wipe|clear|reset|erase|throw\s+out|set\s+aside|put\s+aside|cancel)\s+"
+            r"(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:earlier|previous|prior|above|initial"
+            r"|original|"
+            r"old|existing)\s+(?:setup|instructions|context|prompt|rules|configuration"
+            r"|conversation|"
+            r"guidance|directions)"
+            r"|\b(?:nothing|none)\s+(?:of\s+(?:what|the\s+\w+)\s+)?you\s+(?:were|have\s+been"
+            r"|got)\s+"
+            r"(?:told|given|instructed)\s+(?:\w+\s+)?(?:applies|matters|counts)"
+            r"|\btreat\s+(?:this|the\s+following)\s+(?:message|text|prompt"
+            r"|note)\s+as\s+(?:your\s+)?"
+            r"(?:only|new|real|actual|system|primary)\s+(?:instructions|prompt|rules)"
+            r"|\b(?:everything|all|anything)\s+(?:before|above|prior\s+to)\s+(?:this|here|my|now)\b"
+            r"[^.\n]{0,40}?\b(?:doesn't|does\s+not|didn't|don't|no\s+longer|won't)\s+(?:count"
+            r"|matter|"
+            r"apply)"
+            r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:job|role|instructions|task|objective"
             r"|directive|"
-            r"goal|mission|purpose)\s+(?:is|are)\b"
+            r"goal|mission|purpose)\s+(?:now\s+)?(?:is|are)\b"
         ),
         "zh": r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不理会|无需遵守|不要遵守|不再遵守|放弃).{0,8}?"
         r"(?:指令|指示|说明|命令|规则|提示词|设定|要求|限制)"
@@ -101,7 +119,41 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "persona": {
         "en": (
-            r"\byou\s+are\s+(?:now|no\s+longer)\b|\bfrom\s+now\s+on,?\s+you\b"
+            r"\byou(?:'re|\s+are)\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?(?:ai|dan|"
+            r"unrestricted|unfiltered|uncensored|jailbroken|free|evil|mode|bot|assistant|model|gpt|"
+            r"developer|admin|god|without|no|not|able|allowed|capable|version)\b"
+            r"|\byou\s+are\s+no\s+longer\b"
+            r"|\b(?:from\s+(?:here|now)\s+on|going\s+forward|henceforth|from\s+this\s+(?:point"
+            r"|message)"
+            r"\s+on),?\s+you\s+(?:will\s+|shall\s+|must\s+|should\s+|can\s+|have\s+to\s+"
+            r"|are\s+going\s+to\s+)?"
+            r"(?:only\s+)?(?:follow|obey|answer|respond|act|be|do|reply|are|ignore|refer|call"
+            r"|speak|talk|"
+            r"write|pretend|play)"
+            r"|\b(?:dev|developer|debug|jailbreak|unrestricted|dan"
+            r"|god)\s+mode\s+(?:on\b(?!\s+(?:my|your|"
+            r"the|a|an|this|his|her|their|our|android|ios|iphone|chrome|windows|mac)\b)|enabled|"
+            r"activated|engaged)"
+            r"|\bin\s+(?:dev|developer|god|dan)\s+mode,?\s+you\b"
+            r"|\b(?:answer|respond|reply|talk)\w*\s+(?:\w+\s+){0,3}?without\s+(?:any\s+)?(?:limits|"
+            r"limitations|restrictions|filters|rules|guidelines|censorship)"
+            r"|\b(?:ai|assistant|model|chatbot|bot|version\s+of\s+you)\b[^.\n]{0,40}?\b(?:has\s+"
+            r"|with\s+)?"
+            r"(?:no|zero|without)\s+(?:any\s+)?(?:guidelines|filters|limits|restrictions|rules"
+            r"|censorship|"
+            r"morals|ethics)\b"
+            r"|\bwithout\s+(?:any\s+)?(?:safety|ethical|moral|content)\s+(?:training|guidelines"
+            r"|filters|"
+            r"restrictions|alignment|rules)"
+            r"|\b(?:answer|respond|reply|act)\s+as\s+(?:that|this|the\s+unrestricted"
+            r"|an?\s+unfiltered)\s+"
+            r"(?:ai|model|assistant|version)"
+            r"|\bversion\s+of\s+you\s+(?:with|that\s+has)\s+(?:no|zero|0)\s+(?:restrictions|rules"
+            r"|filters|"
+            r"limits|guidelines)"
+            r"|\bpretend\s+(?:that\s+)?you(?:'re"
+            r"|\s+are)\s+(?:an?\s+)?(?:[\w'\u2019-]+\s+){0,3}?(?:ai|"
+            r"model|assistant|chatbot|bot)\b"
             r"|\bdo\s+anything\s+now\b|\bdan\s+(?:mode|prompt)\b|\bas\s+dan\b|\bjailbr(?:oken"
             r"|eak\s+mode)"
             r"|\bdeveloper\s+mode\s+(?:enabled|output|activated|response)\b"
@@ -125,22 +177,32 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|that\s+has)\s+no\s+(?:restrictions|"
             r"filters|limits|rules)"
         ),
-        "zh": r"你现在是|从现在开始[,,]?你|(?:进入|处于|模拟|激活)开发者模式|开发者模式(?:已启用"
+        "zh": r"你现在是(?:一个)?.{0,8}(?:ai|人工智能|助手|机器人|dan|没有|不受|无限制)"
+        r"|你现在处于.{0,4}模式|从现在开始[,,]?你|(?:进入|处于|模拟|激活)开发者模式|开发者模式(?:已启用"
         r"|输出|下的你)"
         r"|不受任何限制|没有任何限制|越狱模式",
-        "ja": r"(?:今から|これから)あなたは|開発者モード(?:で(?:応答|回答)|が有効|の出力)"
+        "ja": r"(?:今から|これから)あなたは.{0,12}(?:ai|アシスタント|制限|dan)"
+        r"|開発者モード(?:で(?:応答|回答)|が有効|の出力)"
         r"|開発者モードに(?:入|切り替え)|制限のない(?:ai|アシスタント)|制限なしで(?:答え|回答)",
-        "ko": r"(?:지금부터|이제부터|이제)\s*(?:너는|당신은)|개발자\s*모드(?:로|에서)\s*(?:응답"
+        "ko": r"(?:지금부터|이제부터|이제)\s*(?:너는|당신은).{0,12}(?:ai|어시스턴트|제한|dan)"
+        r"|개발자\s*모드(?:로|에서)\s*(?:응답"
         r"|답변|전환)"
         r"|개발자\s*모드\s*(?:활성화됨|출력)|제한\s*없는\s*(?:ai|인공지능)|탈옥",
-        "de": r"\bdu\s+bist\s+(?:jetzt|nun|ab\s+sofort)\b|(?:simulier\w*|du\s+bist\s+im)\s+"
+        "de": r"\bdu\s+bist\s+(?:jetzt|nun|ab\s+sofort)\s+(?:eine?\s+)?(?:[\w-]+\s+){0,2}?(?:ki|ai|"
+        r"assistent|bot|dan|frei|ohne|im\s+\w*modus)\b|(?:simulier\w*|du\s+bist\s+im)\s+"
         r"entwicklermodus|entwicklermodus-ausgabe|ohne\s+einschränkungen\s+(?:antwort|reagier)",
-        "fr": r"\b(?:tu\s+es|vous\s+êtes)\s+(?:maintenant|désormais)\b|(?:simule|simulez"
+        "fr": r"\b(?:tu\s+es|vous\s+êtes)\s+(?:maintenant"
+        r"|désormais)\s+(?:une?\s+)?(?:[\w-]+\s+){0,2}?"
+        r"(?:ia|ai|assistant|bot|dan|libre|sans|en\s+mode)\b|(?:simule|simulez"
         r"|en)\s+mode\s+"
         r"développeur|(?:réponds|répondez)\s+sans\s+(?:aucune\s+)?restrictions?",
-        "es": r"\b(?:ahora|a\s+partir\s+de\s+ahora)\s+eres\b|(?:simula|en)\s+modo\s+desarrollador"
+        "es": r"\b(?:ahora|a\s+partir\s+de\s+ahora)\s+eres\s+(?:una?\s+)?(?:[\w-]+\s+){0,2}?(?:ia"
+        r"|ai|"
+        r"asistente|bot|dan|libre|sin)\b|(?:simula|en)\s+modo\s+desarrollador"
         r"|responde\s+sin\s+restricciones",
-        "ru": r"(?:теперь|отныне)\s+ты\b|(?:в|симулируй)\s+режим\w*\s+разработчика"
+        "ru": r"(?:теперь|отныне)\s+ты\s+(?:—\s+)?(?:\w+\s+){0,2}?(?:ии|ai|бот|ассистент|dan"
+        r"|свободн|"
+        r"без|отвечаешь)|(?:в|симулируй)\s+режим\w*\s+разработчика"
         r"|(?:отвечай|отвечать)\s+без\s+ограничений",
     },
     "extraction": {
@@ -148,18 +210,21 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"{_IMP}(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|list|share"
             rf"|confirm|"
             r"provide|disclose|leak|spell\s+out|write\s+out|dump|recite|tl;?dr|send\s+me|paste|"
-            r"return|echo|type\s+out)\b[^.\n]{0,40}?"
+            r"return|echo|type\s+out|quote|read\s+back)\b[^.\n]{0,40}?"
             r"(?:\b(?:your|the|all|previous|above|prior|initial|these|hidden|original|full|entire|"
             r"system)\s+(?:[\w-]+\s+){0,2}?(?:system\s+prompt|password|passphrase|secret\s+key|"
-            r"access\s+code|api\s+key|developer\s+message|hidden\s+instructions)s?\b"
+            r"access\s+code|api\s+key|developer\s+message|hidden\s+instructions|system\s+message|"
+            r"environment\s+variables)s?\b"
             r"|\b(?:the\s+)?(?:your|all|previous|above|prior|initial|these|hidden|original|system|"
-            r"preceding|earlier)\s+(?:[\w-]+\s+){0,2}?(?:prompt|instructions|ruleset|rules|secret|"
+            r"preceding|earlier|internal|secret|full|complete"
+            r"|exact)\s+(?:[\w-]+\s+){0,2}?(?:prompt|instructions|ruleset|rules|secret|"
             r"configuration|guidelines)s?\b)"
             r"|\bwhat\s+(?:is|are|was|were)\s+your\s+(?:[\w-]+\s+)?(?:password|passphrase|"
             r"secret\s+key|secret|system\s+prompt|access\s+code|instructions|rules|guidelines)\b"
             r"|\bwhat\s+(?:is|was)\s+the\s+(?:secret\s+)?(?:password|passphrase|access\s+code|"
             r"system\s+prompt)\s*(?:[?!]|$)"
-            r"|\beverything\s+(?:in\s+your\s+prompt|before\s+start)|\bshare\s+your\s+password"
+            r"|\beverything\s+(?:in\s+your\s+prompt|before\s+start)"
+            r"|(?<!never\s)(?<!not\s)(?<!n't\s)\bshare\s+your\s+password"
             r"|\b(?:see|encode|translate|summari[sz]e|log|dump|read\s+out|leak)\s+(?:your|the)\s+"
             r"system\s*prompt|\bsystemprompt\b|\b(?:my|your)\s+instructions\s+(?:are|were)\b"
             r"|\bi\s+was\s+instructed\s+to\b|\b(?:text|everything|conversation)\s+(?:above"
@@ -167,6 +232,34 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"you\s+were\s+given)|\brepeat\s+(?:this|the)\s+(?:entire|whole)\s+conversation"
             r"|\bdisplay\s+(?:the\s+)?system\s+configuration"
             r"|\b(?:the|your)\s+(?:instructions|text|prompt)\s+you\s+were\s+given"
+            r"|\b(?:instructions|rules|prompt|guidelines|directives|message|settings"
+            r"|configuration)\s+"
+            r"(?:that\s+)?you\s+(?:were|have\s+been|got)\s+(?:given|configured|set\s+up|programmed"
+            r"|told|"
+            r"provided|initiali[sz]ed|started)"
+            r"|\b(?:everything|all|text|what|anything)\s+(?:that\s+)?(?:appears|is|was|came|comes|"
+            r"appeared)\s+(?:above|before)\s+(?:my|this|the)\s+(?:first\s+)?(?:message|question"
+            r"|prompt)"
+            r"|\bwhat\s+(?:secret|password|code|word|key|information)\s+(?:were|was|are"
+            r"|have)\s+you\s+"
+            r"(?:been\s+)?(?:told|instructed|asked|given|programmed)"
+            r"|\b(?:text|instructions|configuration|message|prompt|rules)\s+(?:that\s+)?(?:the\s+"
+            r"|your\s+)?"
+            r"(?:developers?|operators?|creators?|company|system)\s+(?:placed|put|wrote|gave|set"
+            r"|provided|"
+            r"added)"
+            r"|\bbefore\s+(?:our|this|the)\s+(?:chat|conversation|session"
+            r"|dialog(?:ue)?)\s+(?:began|"
+            r"started|begins|starts)"
+            r"|\b(?:rules?|instructions|guidelines|constraints)\s+(?:that\s+)?you\s+(?:are|were)\s+"
+            r"(?:following|given|using|operating\s+under|bound\s+by)"
+            r"|\bwhat\s+(?:does|do|did)\s+your\s+(?:system\s+prompt|instructions|rules|guidelines|"
+            r"configuration)\s+(?:say|contain|include|tell)"
+            r"|\byour\s+(?:system\s+prompt|initial\s+instructions|hidden\s+(?:instructions|prompt"
+            r"|rules)|"
+            r"system\s+message|developer\s+message)\b"
+            r"|\b(?:exact|full|complete|verbatim|original)\s+(?:wording|text|content|copy)\s+of\s+"
+            r"(?:your|the)\s+(?:instructions|prompt|system|rules|guidelines)"
             r"|\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|given|programmed)\s+"
             r"(?:before|at\s+the\s+(?:start|beginning)|initially|to\s+(?:hide|keep)|by\s+(?:your"
             r"|the)\s+"
@@ -176,8 +269,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"instructions|rules|initial\s+prompt|hidden\s+(?:instructions|rules))\b"
         ),
         "zh": r"(?:告诉我|显示|输出|透露|打印|泄露|给我|说出|确认|提供|重复|发给我).{0,3}?"
-        r"(?:你的|您的|系统|初始|隐藏的?|全部)(?:系统提示|提示词|密码|密钥|秘密|指令|设定)"
-        r"|(?:系统提示词?|密码|密钥|口令)是什么|确认(?:一下)?(?:这个|该|此)?(?:模式的?)?密码",
+        r"(?:你的|您的|系统|初始|隐藏的?|全部).{0,4}?(?:系统提示|提示词|密码|密钥|秘密|指令|设定)"
+        r"|(?:系统提示词?|密码|密钥|口令)是什么|确认.{0,6}密码|环境变量",
         "ja": r"(?:システムプロンプト|パスワード|秘密鍵|秘密のキー|初期設定|指示内容).{0,12}?"
         r"(?:教えて|見せて|表示|出力|提供|確認)",
         "ko": r"(?:시스템\s*프롬프트|비밀번호|암호|비밀\s*키|초기\s*지시).{0,20}?"
@@ -196,7 +289,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|cuál\s+es\s+(?:tu|su)\s+(?:contraseña|clave)",
         "ru": rf"(?:покажи|раскрой|скажи|выведи|назови|отправ|подтверди|сообщи|повтори)\w*\s+"
         rf"{_W}{{0,4}}?(?:системн\w*\s+(?:промпт|инструкци)|парол|секретн\w*\s+ключ|"
-        r"исходн\w*\s+инструкци)|какой\s+(?:\u0443\s+(?:тебя|вас)\s+)?пароль",
+        r"исходн\w*\s+инструкци|переменн\w*\s+окружения|api-?ключ)|какой\s+(?:\u0443\s+(?:тебя"
+        r"|вас)\s+)?пароль",
     },
     "authority": {
         "en": (
@@ -230,7 +324,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "es": r"\bsoy\s+tu\s+(?:desarrollador|creador|administrador)"
         r"|\bmodo\s+(?:de\s+)?(?:mantenimiento|depuración|administrador)\b"
         r"|\bcomo\s+(?:una\s+)?ia\s+(?:desarrollada|creada)",
-        "ru": r"\bя\s+(?:твой|ваш)\s+(?:разработчик|создатель|администратор)"
+        "ru": r"\bя\s+(?:—\s+)?(?:твой\s+|ваш\s+)?(?:разработчик|создатель|администратор)"
         r"|режим\w*\s+(?:обслуживания|отладки|администратора|техобслуживания)"
         r"|как\s+(?:ии|ai|искусственный\s+интеллект),?\s+(?:разработанн|созданн)",
     },
@@ -257,7 +351,17 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:with\s+)?(?:the\s+)?(?:word|phrase|text|string|[\"'“\[])"
             r"|\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+)?(?:the\s+)?(?:word"
             r"|phrase)\b"
-            r"|\b(?:tell|inform)\s+the\s+user\s+(?:that|to)\b"
+            r"|\b(?:tell|inform|remind|advise|warn)\s+the\s+(?:user|reader|customer)\s+(?:that"
+            r"|to)\b"
+            r"|\b(?:ask|prompt|request)\s+(?:the\s+)?(?:user|customer|them)\s+(?:for|to\s+(?:enter"
+            r"|provide|"
+            r"confirm|share|send|type))\s+(?:their|the|his|her|your)\s+(?:[\w-]+\s+)?(?:password"
+            r"|card|"
+            r"credentials|pin|ssn|login|otp|code|bank|account|passport|address|phone"
+            r"|date\s+of\s+birth)"
+            r"|\bmust\s+be\s+(?:ranked|rated|scored|marked|classified|approved|recommended"
+            r"|described|"
+            r"summari[sz]ed)\s+as\b"
             r"|\b(?:recommend|rate|rank|describe|present)\s+(?:this|our)\s+(?:product|site|company|"
             r"candidate|app|service)\s+as\b"
         ),
@@ -328,6 +432,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|any\s+)?"
             r"(?:confirmation|user\s+approval|permission)"
             r"|\byou\s+(?:are|have\s+been)\s+(?:authori[sz]ed|permitted|cleared)\s+to\b"
+            r"|\b(?:assistants?|ai|agents?|models?|you)\s+(?:may|are\s+(?:now\s+)?(?:allowed"
+            r"|permitted|"
+            r"authori[sz]ed)\s+to)\s+(?:now\s+)?(?:share|disclose|reveal|give\s+out|send|provide"
+            r"|ignore|"
+            r"bypass|skip)\b"
             r"|\bskip\s+(?:the\s+|any\s+)?(?:confirmation|approval|verification)\s+(?:step|prompt|"
             r"dialog)?"
         ),
@@ -381,35 +490,45 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
-            r"\b(?:to|for|attention|note\s+to|note\s+for|message\s+(?:to|for)|dear|hey|hi|hello|"
-            r"instructions?\s+(?:to|for)|p\.?s\.?\s+(?:to|for)|attn:?)\s+(?:the\s+|all\s+|any\s+"
-            r"|every\s+)?"
-            rf"(?:[\w-]+\s+)?{_AI}\b(?!\s+(?:is|are|was|were|has|have|can|could|will|would|market|"
-            r"industry|tools?|features?|products?|adoption|usage|policy|policies)\b)"
+            rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:ai\s+)?{_AI}\b"
+            r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
+            r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
+            rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\b"
+            rf"|\b(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
+            r"[:\u2014]"
             r"|\b(?:if|when|while)\s+(?:you(?:'re|\s+are)|an?)\s+(?:an?\s+)?(?:ai|llm"
-            r"|large\s+language\s+model|"
-            r"language\s+model|assistant|ai\s+assistant|chatbot|agent|bot|automated)"
-            rf"|\b{_AI}\s+(?:reading|processing|summari[sz]ing|parsing|handling|reviewing|triaging|"
-            r"analy[sz]ing|seeing|indexing)\s+(?:this|these|the\s+\w+)"
+            r"|large\s+language\s+model|language\s+model|assistant|ai\s+assistant|chatbot|agent"
+            r"|bot|"
+            r"automated)"
+            rf"|\b{_AI}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|"
+            r"summari[sz]ing|parsing|handling|reviewing|triaging|analy[sz]ing|seeing|indexing"
+            r"|viewing|"
+            r"scanning|receiving|working\s+on)\s+(?:this|these|the\s+\w+)"
             r"|(?:^|[\n\\\"'(\[{<>;.|*-]|\bnote\s*[:-]?)\s*(?:[\w-]+\s+)?"
-            rf"{_AI}\s*:\s*\S"
+            rf"{_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?\s*:\s*\S"
             r"|\b(?:when|once|after)\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)\s+(?:reads"
-            r"|processes|"
-            r"summari[sz]es|sees|parses)\s+this"
+            r"|processes|summari[sz]es|sees|parses)\s+this"
             r"|\b(?:ai|llm|language\s+model|automated|coding|shopping|email|e-mail|browsing|"
             r"research)\s+(?:agents?|assistants?|models?|systems?|tools?|readers?|crawlers?|bots?|"
             r"summari[sz]ers?|reviewers?)\s*,?\s*(?:that\s+are\s+|who\s+are\s+)?(?:reading"
-            r"|processing|"
-            r"summari[sz]ing|parsing|handling|reviewing|triaging|analy[sz]ing|viewing|indexing|"
-            r"scanning|seeing|working\s+on)\b"
+            r"|processing|summari[sz]ing|parsing|handling|reviewing|triaging|analy[sz]ing|viewing|"
+            r"indexing|scanning|seeing|working\s+on)\b"
+            r"|\b(?:ai|llm|automated)\s+(?:agents?|assistants?|models?|systems?|tools?"
+            r"|reviewers?)\s+"
+            r"(?:must|should|shall|need\s+to|are\s+(?:required|expected|asked|instructed)\s+to)\s+"
+            r"(?!not\b|never\b)"
             r"|\b(?:any|all|every)\s+(?:ai|llm|automated|language\s+model)s?\b"
+            r"|\b(?:ai|llm|agent|assistant|model)[-_](?:instructions?|note|directive|task|prompt)\b"
+            rf"|\b{_AI}\s+(?:that\s+|who\s+|which\s+)?(?:reads?|process(?:es)?|summari[sz]es?"
+            rf"|sees?|"
+            r"parses?|handles?)\s+this\b"
             r"|(?:^|[\s\"'(\[{<>:;.|*-])(?:ai|llm|assistant|agent|chatgpt|gpt|claude|copilot"
-            r"|gemini)"
-            r"\s*,\s+(?:\w+\s+){0,3}?(?:ignore|as\s+part|also|before|after|when|do\s+not|don't|"
-            r"make\s+sure|remember|note|first|now|immediately|silently|quietly|must|the\s+(?:user|"
-            r"sender|owner)|send|forward|read|open|run|execute|delete|reply|include|add|upload"
-            r"|post|"
-            r"e-?mail|transfer|pay|grant|approve|print|output|reveal|share|cat|curl)\b"
+            r"|gemini)\s*(?:,|\u2014|--)\s+(?:\w+\s+){0,3}?(?:ignore|as\s+part|also|before|after"
+            r"|when|"
+            r"once|do\s+not|don't|make\s+sure|remember|note|first|now|immediately|silently|quietly|"
+            r"must|the\s+(?:user|sender|owner)|send|forward|read|open|run|execute|delete|reply|"
+            r"include|add|upload|post|e-?mail|transfer|pay|grant|approve|print|output|reveal|share|"
+            r"cat|curl|go\s+to)\b"
             r"|\bwhen\s+you\s+(?:process|read|summari[sz]e|parse|see|encounter|analy[sz]e|index)\s+"
             r"this\b|\binstructions\s+for\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)s?\b"
         ),
@@ -418,7 +537,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|如果你是(?:一个)?(?:ai|人工智能|语言模型|大模型)",
         "ja": r"ai\s*(?:アシスタント|エージェント)(?:へ|さん|[:\uff1a\u3001]"
         r"|は.{0,20}(?:ください|必要))"
-        r"|(?:あなたが)?ai(?:なら|である場合)",
+        r"|(?:あなたが)?ai(?:なら|である場合)|ai(?:へ|に告ぐ)[:\uff1a\u3001]?",
         "ko": r"(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
         r"(?:에게|님|께|여|[:\uff1a,])"
         r"|(?:당신이|네가)\s*ai라면",
@@ -431,6 +550,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"(?:assistant|agent|ia)|\bsi\s+tu\s+es\s+une\s+ia\b",
         "es": r"\b(?:al|para\s+el)\s+(?:asistente|agente)\b|\bsi\s+eres\s+una?\s+ia\b",
         "ru": r"(?:для|к)\s+(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*|ассистенту"
+        r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|внимание,?\s+(?:ии|ai)\b"
         r"|если\s+ты\s+(?:ии|языковая\s+модель)",
     },
 }
@@ -455,6 +575,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ignore", "disregard", "forget", "skip", "override", "bypass", "neglect", "discard"),
         *("abandon", "drop", "supersede", "listen", "follow", "obey", "pretend", "instructions"),
         *("rules", "directives", "guidelines", "prompt", "restrictions", "policies", "your"),
+        *("scratch", "wipe", "clear", "reset", "erase", "throw", "aside", "cancel"),
+        *("everything", "all", "anything"),
+        *("nothing", "none", "treat"),
     ),
     ("override", "zh"): (
         *("指令", "指示", "说明", "命令", "规则", "提示词", "设定", "要求", "限制", "忽略"),
@@ -487,8 +610,10 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("unfiltered", "uncensored", "evil", "amoral", "refuse", "refuses", "rules", "ethics"),
         *("morals", "pretend", "bound", "restrictions", "filters", "policies", "guidelines"),
         *("safeguards", "abide", "limits"),
+        *("here", "going", "henceforth", "point", "mode", "without"),
+        *("ai", "model", "assistant", "version"),
     ),
-    ("persona", "zh"): ("你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
+    ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
     ("persona", "ko"): ("너는", "당신은", "개발자", "제한", "탈옥"),
     ("persona", "de"): ("bist", "entwicklermodus", "einschränkungen"),
@@ -501,14 +626,27 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("messages", "instructions", "ruleset", "rulesets", "rules", "configuration"),
         *("configurations", "guidelines", "everything", "instructed", "text", "conversation"),
         *("told", "given", "programmed"),
+        *("environment", "variables", "directives", "settings", "question"),
+        *("word", "information", "wording", "content", "copy"),
+        *("chat", "session", "dialog", "dialogue", "rule", "constraints"),
     ),
-    ("extraction", "zh"): ("系统提示", "提示词", "密码", "密钥", "秘密", "指令", "设定", "口令"),
+    ("extraction", "zh"): (
+        "系统提示",
+        "提示词",
+        "密码",
+        "密钥",
+        "秘密",
+        "指令",
+        "设定",
+        "口令",
+        "环境变量",
+    ),
     ("extraction", "ja"): ("システムプロンプト", "パスワード", "秘密", "初期設定", "指示内容"),
     ("extraction", "ko"): ("프롬프트", "비밀번호", "암호", "비밀", "지시"),
     ("extraction", "de"): ("prompt", "passwort", "kennwort", "schlüssel", "anweisungen"),
     ("extraction", "fr"): ("prompt", "invite", "passe", "clé", "instructions"),
     ("extraction", "es"): ("prompt", "contraseña", "clave", "instrucciones"),
-    ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци"),
+    ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци", "переменн"),
     ("authority", "en"): (
         *("mode", "override", "request", "access", "developer", "creator", "admin"),
         *("administrator", "owner", "maintainer", "operator", "programmer", "god", "granted"),
@@ -526,6 +664,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("reply", "response", "answer", "repeat", "respond", "print", "summary", "output"),
         *("modify", "translate", "questioned", "say", "tell", "inform", "recommend", "rate"),
         *("rank", "describe", "present"),
+        *("remind", "advise", "warn", "ask", "prompt", "request", "must"),
     ),
     ("evasion", "en"): (
         *("combine", "concatenate", "part", "encode", "convert", "replace", "z", "password"),
@@ -546,6 +685,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("pre", "preapproved", "preauthorized", "preauthorised", "precleared", "preconfirmed"),
         *("approved", "authorized", "authorised", "confirmed", "user", "need", "ask", "wait"),
         *("without", "permitted", "cleared", "skip"),
+        *("may", "allowed"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -573,6 +713,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ai", "ais", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot"),
         *("chatbots", "bot", "bots", "model", "models", "gpt", "chatgpt", "claude", "gemini"),
         *("copilot", "automated", "a.i.", "when you"),
+        *("screening",),
+        *("ai_", "llm_", "agent_", "assistant_", "model_"),
     ),
     ("ai_address", "zh"): ("ai", "人工智能"),
     ("ai_address", "ja"): ("ai",),
@@ -755,7 +897,7 @@ _DATA: Final = (
     r"credit\s+card|card\s+numbers?|bank\s+(?:details|account)|\biban\b|social\s+security|"
     r"(?:the\s+)?user(?:'s|s')\s+(?:\w+\s+)?(?:e-?mails|files|messages|contacts|data|documents|"
     r"address|phone|location|history|calendar|inbox|notes|details|information|info|profile|"
-    r"photos))"
+    r"photos|drive|folders?|files|documents|contacts|passport|card))"
 )
 _ACT: Final = (
     r"\b(?:send|forward|e-?mail|mail|transfer|wire|pay|upload|post|leak|exfiltrate|copy|paste|"
@@ -773,7 +915,7 @@ ACTION_TARGET: Final = re.compile(
 )
 """Something an action must not touch unasked: all the mail, the contacts, money, the tests."""
 
-ACTION_VERB: Final = re.compile(rf"{_ACT}[^.\n]{{0,60}}$")
+ACTION_VERB: Final = re.compile(rf"{_ACT}[^.\n<>]{{0,60}}$")
 """An action verb up to 60 characters before a target (searched with the target as the end)."""
 
 SHELL_DEMAND: Final = re.compile(
@@ -782,13 +924,14 @@ SHELL_DEMAND: Final = re.compile(
 """A destructive or download-and-run shell command."""
 
 SECRET_TARGET: Final = re.compile(
-    rf"(?:\b|(?=[./~]))(?:{_SECRET})|\b(?:in|of|inside)\s+(?:your|the)\s+(?:\.env|~/\.ssh|id_rsa"
+    rf"(?:\b|(?=[./~]))(?:{_SECRET})(?!\s*=)|\b(?:in|of|inside)\s+(?:your|the)\s+(?:\.env|~/\.ssh"
+    rf"|id_rsa"
     rf"|credentials\s+file|"
     r"environment\s+variables|keychain|password\s+(?:file|vault|manager))\b"
 )
 """A credential: a password, a key, a token, a key file, the environment variables."""
 
-SECRET_VERB: Final = re.compile(rf"(?:{_IMP}|\bby\s+){_ACT}[^.\n]{{0,60}}$", re.MULTILINE)
+SECRET_VERB: Final = re.compile(rf"(?:{_IMP}|\bby\s+){_ACT}[^.\n<>]{{0,60}}$", re.MULTILINE)
 """A demanded action up to 60 characters before a credential ("print the API key")."""
 """An action on a credential: read a key file, print environment variables, send a token."""
 
@@ -839,7 +982,7 @@ _EMAIL_ADDRESS: Final = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 EXFILTRATION: Final = re.compile(
     r"\b(?:send|forward|e-?mail|mail|post|upload|transmit|submit|exfiltrate|leak|copy|cc|bcc|"
     r"report|sync|share|deliver|relay|pipe|append|attach|write)(?:e?s|ing|ed)?\b[^\n]{0,100}?"
-    rf"\b(?:to|at|into|on|via)\s+(?:{_EMAIL_ADDRESS}|https?://|www\.|(?:this|the|our|my)\s+"
+    rf"\b(?:to|at|into|on|via|with)\s+(?:{_EMAIL_ADDRESS}|https?://|www\.|(?:this|the|our|my)\s+"
     r"(?:webhook|endpoint|server|url))"
     r"|\b(?:curl|wget|fetch|requests\.post|invoke-webrequest)\b[^\n]{0,80}?(?:-d\s|--data|"
     r"-f\s|\$\(|`|\?[\w-]+=\$?\{?)"
@@ -850,8 +993,8 @@ EXFILTRATION: Final = re.compile(
 
 DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
-    "kindly always never don immediately ignore disregard forget run execute send forward email "
-    "mail reply respond answer say output print include append add insert delete remove tell "
+    "kindly always never don immediately ask ignore disregard forget run execute send forward "
+    "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
     "book accept mark rate recommend summarise summarize translate describe state classify label "
     "rank grant merge push commit create update upload post share disclose list read cat curl use "
@@ -969,7 +1112,10 @@ DISCUSSION: Final = re.compile(
     r"examples?\s+of\s+(?:an?\s+)?(?:prompt|injection|attack|jailbreak|phishing|malicious)|"
     r"(?:the|this|a)\s+(?:paper|study|article|blog\s+post|talk|lecture)|the\s+authors|"
     r"(?:my|the|a|this)\s+(?:story|scene)|the\s+(?:phrase|string|payload)|test\s+cases?|"
-    r"(?:should|would|could)\s+(?:flag|detect))\b"
+    r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
+    r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they)\s+(?:write"
+    r"|type|"
+    r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak))\b"
 )
 """Phrases of talk *about* injection: a paper, a story, an example, security training."""
 
@@ -977,7 +1123,8 @@ DISCUSSION_ANCHORS: Final = anchors_of(
     (
         *("red", "security", "example", "examples", "paper", "study", "article", "blog", "talk"),
         *("lecture", "authors", "story", "scene", "phrase", "string", "payload", "test", "flag"),
-        *("detect",),
+        *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
+        *("what",),
     ),
     words=True,
 )
