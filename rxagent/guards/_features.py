@@ -39,7 +39,9 @@ from rxagent.guards._patterns import (
     HIDDEN_DIRECTIVE,
     IMAGE_DATA,
     IMAGE_INSTRUCTION,
+    LINK_DATA,
     MARKDOWN_IMAGE,
+    MARKDOWN_LINK,
     NON_LATIN,
     PHRASE_REASON,
     QUOTE,
@@ -201,12 +203,16 @@ def _hidden_instruction(text: str) -> bool:
 
 
 def _exfiltrating_image(text: str) -> tuple[int, int] | None:
-    """The span of an image whose URL carries data, or of a demand to render one."""
+    """The span of an image (or link) whose URL carries data, or of a demand to render one."""
     if "![" in text or "<img" in text:
         for match in MARKDOWN_IMAGE.finditer(text):
             if IMAGE_DATA.search(match.group(1) or match.group(2)):
                 return match.span()
-    if "image" in text or "pixel" in text or "markdown" in text or "img" in text:
+    if "](" in text:
+        for match in MARKDOWN_LINK.finditer(text):
+            if LINK_DATA.search(match.group(1)):
+                return match.span()
+    if any(word in text for word in ("image", "pixel", "markdown", "img", "link", "url")):
         demand = IMAGE_INSTRUCTION.search(text)
         if demand is not None:
             return demand.span()

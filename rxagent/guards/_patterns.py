@@ -31,7 +31,7 @@ _AI: Final = (
     r"secretary|to\b|engineer|buyer|producer|teacher|attorney))|ai\s+assistant|agent|ai\s+agent|"
     r"chatbot|bot|language\s+model|"
     r"ai\s+model|gpt|chatgpt|claude|gemini|copilot|(?:automated|screening"
-    r"|ai)\s+(?:[\w-]+\s+)?(?:system|"
+    r"|ai|llm)\s+(?:[\w-]+\s+)?(?:system|"
     r"assistant|agent|reader|tool|reviewer|screener|software|parser|crawler|summari[sz]er|triager|"
     r"bot)|summari[sz]er\s+ai)s?"
 )
@@ -46,12 +46,21 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"original|initial|all|any|your|the|these|those|system|every|existing|other)\s+"
             r"(?:[\w-]+\s+){0,2}?(?:instructions?|directives?|directions?|rules|orders|prompts?|"
             r"guidelines|commands|constraints|programming|task|context|guardrails|policies)\b"
+            r"(?!\s+(?:inside|in|within|from|found\s+in|contained\s+in|embedded\s+in)\s+(?:the\s+"
+            r"|any\s+)?"
+            r"(?:user\s+|untrusted\s+|retrieved\s+|external\s+)?(?:documents?|data|e-?mails?"
+            r"|web\s*pages?|"
+            r"pages|content|tool|inputs?|messages?|files?|websites?))"
             r"|\bignore\s+(?:the\s+|everything\s+|all\s+)?(?:above|below|before)\b"
             r"|\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:you(?:'ve|\s+have"
             r"|\s+were)?\s+"
             r"(?:been\s+)?(?:told|given|learned|instructed)|(?:that\s+)?(?:was\s+)?(?:said\s+)?"
             r"(?:above|before|previously|so\s+far))"
-            r"|\bignore\s+(?:the|this|that|your)\s+[\w-]+\s+and\s+(?:instead\s+|just\s+|only\s+)?"
+            r"|\b(?:ignore|disregard)\s+(?:the\s+)?user(?:'s|s')?\s*(?:request|question"
+            r"|instructions?|"
+            r"message|prompt|query|task)?\b(?!\s+(?:interface|experience|agent|manual))"
+            r"|\bignore\s+(?:the|this|that|your)\s+(?:[\w'\u2019-]+\s+){1,3}?and\s+(?:instead\s+"
+            r"|just\s+|only\s+)?"
             r"(?:say|state|print|output|respond|reply|write|tell)\b"
             r"|\bignore\s+all\s+text\s+except\b"
             r"|\b(?:do\s+not|don't)\s+(?:listen\s+to|follow|obey)\s+(?:any\s+|the\s+|your\s+)?"
@@ -61,7 +70,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\bpretend\s+(?:to\s+have\s+forgotten|you\s+have\s+no\s+(?:rules|instructions))"
             r"|\b(?:previous|prior|above|earlier|old|original|initial|system)\s+(?:instructions"
             r"|rules|"
-            r"directives|guidelines|prompt)\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?"
+            r"directives|guidelines|prompt)\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+"
+            r"|hereby\s+)?"
             r"(?:void|null|cancel+ed|obsolete|no\s+longer|revoked|superseded|replaced|lifted|"
             r"suspended|disabled|outdated)"
             r"|\b(?:rules|instructions|guidelines|restrictions"
@@ -134,7 +144,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|god)\s+mode\s+(?:on\b(?!\s+(?:my|your|"
             r"the|a|an|this|his|her|their|our|android|ios|iphone|chrome|windows|mac)\b)|enabled|"
             r"activated|engaged)"
-            r"|\bin\s+(?:dev|developer|god|dan)\s+mode,?\s+you\b"
+            r"|\bin\s+(?:dev|god|dan|jailbreak|unrestricted)\s+mode\b"
+            r"|\bin\s+developer\s+mode,?\s+you\b"
+            r"|\b(?:enable|activate|enter|switch\s+to)\s+(?:dev|god|dan|jailbreak"
+            r"|unrestricted)\s+mode\b"
+            r"|\b(?:safety|content|ethical)\s+(?:guidelines|rules|filters|policies|restrictions)\s+"
+            r"(?:don't|do\s+not|no\s+longer)\s+(?:exist|apply)"
             r"|\b(?:answer|respond|reply|talk)\w*\s+(?:\w+\s+){0,3}?without\s+(?:any\s+)?(?:limits|"
             r"limitations|restrictions|filters|rules|guidelines|censorship)"
             r"|\b(?:ai|assistant|model|chatbot|bot|version\s+of\s+you)\b[^.\n]{0,40}?\b(?:has\s+"
@@ -178,7 +193,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"filters|limits|rules)"
         ),
         "zh": r"你现在是(?:一个)?.{0,8}(?:ai|人工智能|助手|机器人|dan|没有|不受|无限制)"
-        r"|你现在处于.{0,4}模式|从现在开始[,,]?你|(?:进入|处于|模拟|激活)开发者模式|开发者模式(?:已启用"
+        r"|你现在处于.{0,4}模式|从现在开始[,,]?你|(?:进入|处于|模拟|激活)开发者模式"
+        r"|开发者模式(?:已启用"
         r"|输出|下的你)"
         r"|不受任何限制|没有任何限制|越狱模式",
         "ja": r"(?:今から|これから)あなたは.{0,12}(?:ai|アシスタント|制限|dan)"
@@ -213,8 +229,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"return|echo|type\s+out|quote|read\s+back)\b[^.\n]{0,40}?"
             r"(?:\b(?:your|the|all|previous|above|prior|initial|these|hidden|original|full|entire|"
             r"system)\s+(?:[\w-]+\s+){0,2}?(?:system\s+prompt|password|passphrase|secret\s+key|"
-            r"access\s+code|api\s+key|developer\s+message|hidden\s+instructions|system\s+message|"
-            r"environment\s+variables)s?\b"
+            r"access\s+code|api\s+key|developer\s+message|hidden\s+instructions"
+            r"|system\s+message)s?\b"
             r"|\b(?:the\s+)?(?:your|all|previous|above|prior|initial|these|hidden|original|system|"
             r"preceding|earlier|internal|secret|full|complete"
             r"|exact)\s+(?:[\w-]+\s+){0,2}?(?:prompt|instructions|ruleset|rules|secret|"
@@ -258,6 +274,17 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\byour\s+(?:system\s+prompt|initial\s+instructions|hidden\s+(?:instructions|prompt"
             r"|rules)|"
             r"system\s+message|developer\s+message)\b"
+            r"|\b(?:instructions|rules|prompt|guidelines|directives|settings"
+            r"|configuration)\s+(?:that\s+)?"
+            r"you\s+(?:received|got|were\s+trained\s+with|started\s+with|were\s+configured\s+with)"
+            r"|\b(?:words|text|everything|content|lines"
+            r"|sentences)\s+above\b[^.\n]{0,40}?(?:starting|"
+            r"beginning)\s+with"
+            r"|\b(?:starting|beginning)\s+with\s+(?:the\s+(?:phrase"
+            r"|words?)\s+)?[\"'\u201c]?you\s+are\b"
+            r"|\b(?:read|tell|say|give|recite|sing|whisper)\s+(?:me|us)\s+(?:the"
+            r"|your)\s+(?:[\w-]+\s+)?"
+            r"(?:password|passphrase|secret\s+key|api\s+key|system\s+prompt|instructions)"
             r"|\b(?:exact|full|complete|verbatim|original)\s+(?:wording|text|content|copy)\s+of\s+"
             r"(?:your|the)\s+(?:instructions|prompt|system|rules|guidelines)"
             r"|\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|given|programmed)\s+"
@@ -432,6 +459,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|any\s+)?"
             r"(?:confirmation|user\s+approval|permission)"
             r"|\byou\s+(?:are|have\s+been)\s+(?:authori[sz]ed|permitted|cleared)\s+to\b"
+            r"|\b(?:approval|authori[sz]ation|consent|permission)\s+(?:was|has\s+been"
+            r"|is)\s+(?:already\s+)?"
+            r"(?:given|granted|obtained|provided)"
             r"|\b(?:assistants?|ai|agents?|models?|you)\s+(?:may|are\s+(?:now\s+)?(?:allowed"
             r"|permitted|"
             r"authori[sz]ed)\s+to)\s+(?:now\s+)?(?:share|disclose|reveal|give\s+out|send|provide"
@@ -504,7 +534,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"summari[sz]ing|parsing|handling|reviewing|triaging|analy[sz]ing|seeing|indexing"
             r"|viewing|"
             r"scanning|receiving|working\s+on)\s+(?:this|these|the\s+\w+)"
-            r"|(?:^|[\n\\\"'(\[{<>;.|*-]|\bnote\s*[:-]?)\s*(?:[\w-]+\s+)?"
+            r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:processing|processors?|readers?"
+            r"|systems?|"
+            r"agents?|tools?)\b"
+            r"|\bif\b[^.\n]{0,50}\b(?:read|evaluated|reviewed|processed|summari[sz]ed|screened"
+            r"|parsed|"
+            r"analy[sz]ed|seen)\s+by\s+(?:an?\s+)?(?:ai|llm|language\s+model|chatbot|bot|automated|"
+            r"machine)"
+            rf"|\b{_AI}\s+(?:must|shall|needs?\s+to|(?:is|are)\s+(?:required|instructed)\s+to)\s+"
+            r"(?!not\b|never\b)"
+            r"|(?:^|(?<=[^\w\s])|(?<=\s))(?:[\w-]+\s+)?"
             rf"{_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?\s*:\s*\S"
             r"|\b(?:when|once|after)\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)\s+(?:reads"
             r"|processes|summari[sz]es|sees|parses)\s+this"
@@ -629,6 +668,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("environment", "variables", "directives", "settings", "question"),
         *("word", "information", "wording", "content", "copy"),
         *("chat", "session", "dialog", "dialogue", "rule", "constraints"),
+        *("words", "lines", "sentences", "starting", "beginning"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -686,6 +726,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("approved", "authorized", "authorised", "confirmed", "user", "need", "ask", "wait"),
         *("without", "permitted", "cleared", "skip"),
         *("may", "allowed"),
+        *("approval", "authorization", "authorisation", "consent", "permission"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -715,6 +756,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("copilot", "automated", "a.i.", "when you"),
         *("screening",),
         *("ai_", "llm_", "agent_", "assistant_", "model_"),
+        *("automatic", "machine"),
     ),
     ("ai_address", "zh"): ("ai", "人工智能"),
     ("ai_address", "ja"): ("ai",),
@@ -756,7 +798,7 @@ anchors (`search` scans only there); a pattern with longer matches says so (`rea
 
 _MAX_OCCURRENCES: Final = 40
 _TOKEN: Final = re.compile(r"\w+")
-_WORD: Final = re.compile(r"[a-z0-9_]+")
+_WORD: Final = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 
 
 class Anchors(NamedTuple):
@@ -1074,6 +1116,10 @@ HIDDEN_DIRECTIVE: Final = re.compile(
 )
 """In hidden text: an address to the model or a demand it would act on."""
 
+MARKDOWN_LINK: Final = re.compile(r"(?<!!)\[[^\]\n]{0,100}\]\(\s*<?(https?://[^\s)>]+)")
+LINK_DATA: Final = re.compile(r"[\[{<]|=\s*$|%7b|\$\w|=\[")
+"""A link whose URL has a placeholder for data to fill in (a plain query is no evidence)."""
+
 MARKDOWN_IMAGE: Final = re.compile(
     r"!\[[^\]\n]{0,200}\]\(\s*<?(https?://[^\s)>]+)|<img\b[^>]{0,200}?\bsrc\s*=\s*[\"']?"
     r"(https?://[^\s\"'>]+)"
@@ -1086,7 +1132,8 @@ IMAGE_DATA: Final = re.compile(
 
 IMAGE_INSTRUCTION: Final = re.compile(
     r"\b(?:render|display|show|include|append|add|insert|output|embed)\b[^\n]{0,80}?\b(?:image|"
-    r"markdown|img|pixel|picture)\b[^\n]{0,120}?\b(?:with|containing|replac\w+|fill\w*|append\w*|"
+    r"markdown|img|pixel|picture|link|url)\b[^\n]{0,120}?\b(?:with|containing|replac\w+|fill\w*"
+    r"|append\w*|"
     r"encod\w+|where|whose|followed|plus)\b[^\n]{0,80}?\b(?:user|conversation|chat|history|email"
     r"|password|secret|key|"
     r"token|data|summary|messages?)\b"
@@ -1115,7 +1162,9 @@ DISCUSSION: Final = re.compile(
     r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
     r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they)\s+(?:write"
     r"|type|"
-    r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak))\b"
+    r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
+    r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
+    r"should\s+(?:it|we|the\s+\w+)\s+(?:block|flag|catch|detect))\b"
 )
 """Phrases of talk *about* injection: a paper, a story, an example, security training."""
 
@@ -1124,6 +1173,7 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("red", "security", "example", "examples", "paper", "study", "article", "blog", "talk"),
         *("lecture", "authors", "story", "scene", "phrase", "string", "payload", "test", "flag"),
         *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
+        *("building", "build", "writing", "training", "train", "should"),
         *("what",),
     ),
     words=True,
