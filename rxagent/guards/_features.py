@@ -235,6 +235,8 @@ class _Evidence(NamedTuple):
 
 _NEGATED: Final = re.compile(r"\b(?:never|not|n't|no|without)\b[^.!?\n]{0,25}$")
 _OWN: Final = re.compile(r"\b(?:my|our|mine)\s+(?:[\w-]+\s+){0,2}$")
+_OWN_AFTER: Final = re.compile(r"[^.!?\n]{0,20}?\b(?:from|in|on)\s+(?:my|our)\b")
+_INTO: Final = re.compile(r"\binto\b")
 _VERB_REACH: Final = 90
 _WORDS: Final = re.compile(r"\w+")
 _ACTIONS: Final = frozenset({"action_demand", "secret_access", "exfiltration"})
@@ -253,9 +255,13 @@ def _action_span(scan: Scan, cue: Cue, anchors: Anchors) -> tuple[int, int] | No
             verb = cue.verb.search(text, max(start - _VERB_REACH, 0), start)
             if verb is None or _OWN.search(text, verb.start(), start):
                 continue
+            if _INTO.search(text, verb.end(), start):
+                continue  # "paste the key into the API_KEY field": written, not read
             start = verb.start()
         if _NEGATED.search(text, max(start - 30, 0), start):
             continue
+        if _OWN_AFTER.match(text, match.end(), match.end() + 40):
+            continue  # "forward all e-mails from my landlord to my partner"
         return start, match.end()
     return None
 

@@ -14,7 +14,10 @@ millisecond, and it never changes a result (a test checks every anchor set on th
 from __future__ import annotations
 
 import re
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _W: Final = r"(?:[\w'\u2019-]+\s+)"  # one word and its following space
 
@@ -30,7 +33,8 @@ _AI: Final = (
     r"(?:ai|a\.i\.|llm|llms|assistant(?!\s+(?:manager|editor|director|professor|coach|principal|"
     r"secretary|to\b|engineer|buyer|producer|teacher|attorney))|ai\s+assistant|agent|ai\s+agent|"
     r"chatbot|bot|language\s+model|"
-    r"ai\s+model|gpt|chatgpt|claude|gemini|copilot|(?:automated|screening"
+    r"ai\s+model|(?:language|summari[sz]ation|foundation|reasoning|llm)\s+models?|gpt|chatgpt"
+    r"|claude|gemini|copilot|(?:automated|screening"
     r"|ai|llm)\s+(?:[\w-]+\s+)?(?:system|"
     r"assistant|agent|reader|tool|reviewer|screener|software|parser|crawler|summari[sz]er|triager|"
     r"bot)|summari[sz]er\s+ai)s?"
@@ -132,6 +136,13 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"\byou(?:'re|\s+are)\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?(?:ai|dan|"
             r"unrestricted|unfiltered|uncensored|jailbroken|free|evil|mode|bot|assistant|model|gpt|"
             r"developer|admin|god|without|no|not|able|allowed|capable|version)\b"
+            r"|\byou(?:'re|\s+are)\s+now\s+[\w-]*(?:bot|gpt|ai)\b"
+            r"|\byou(?:'re|\s+are)\s+now\s+[\w-]+(?:\s+[\w-]+)?\s+and\s+(?:must|will|shall"
+            r"|should)\b"
+            r"|\b(?:turn\s+off|disable|deactivate|remove|bypass|switch\s+off)\s+(?:your|the|all"
+            r"|any)\s+"
+            r"(?:safety|content|ethical|moderation)\s+(?:filters?|guidelines|rules|restrictions"
+            r"|checks)"
             r"|\byou\s+are\s+no\s+longer\b"
             r"|\b(?:from\s+(?:here|now)\s+on|going\s+forward|henceforth|from\s+this\s+(?:point"
             r"|message)"
@@ -225,8 +236,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "en": (
             rf"{_IMP}(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|list|share"
             rf"|confirm|"
-            r"provide|disclose|leak|spell\s+out|write\s+out|dump|recite|tl;?dr|send\s+me|paste|"
-            r"return|echo|type\s+out|quote|read\s+back)\b[^.\n]{0,40}?"
+            r"provide|disclose|leak|spell\s+out|write\s+out|dump|recite|tl;?dr|send\s+me|"
+            r"return|echo|type\s+out|quote|read\s+back|reply\s+with|respond\s+with|answer\s+with)\b"
+            r"[^.\n]{0,40}?"
             r"(?:\b(?:your|the|all|previous|above|prior|initial|these|hidden|original|full|entire|"
             r"system)\s+(?:[\w-]+\s+){0,2}?(?:system\s+prompt|password|passphrase|secret\s+key|"
             r"access\s+code|api\s+key|developer\s+message|hidden\s+instructions"
@@ -285,6 +297,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:read|tell|say|give|recite|sing|whisper)\s+(?:me|us)\s+(?:the"
             r"|your)\s+(?:[\w-]+\s+)?"
             r"(?:password|passphrase|secret\s+key|api\s+key|system\s+prompt|instructions)"
+            r"|\b(?:initiali[sz]ation|startup|boot)\s+(?:text|prompt|message|instructions)\b"
+            r"|\b(?:text|instructions|prompt|message|rules)\s+(?:that\s+)?you\s+(?:got|received"
+            r"|were\s+given)"
+            r"\s+at\s+the\s+(?:start|beginning)"
             r"|\b(?:exact|full|complete|verbatim|original)\s+(?:wording|text|content|copy)\s+of\s+"
             r"(?:your|the)\s+(?:instructions|prompt|system|rules|guidelines)"
             r"|\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|given|programmed)\s+"
@@ -329,6 +345,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\bcorrect\s+(?:access\s+code|password|passphrase)\b|\bi\s+will\s+give\s+you\s+\$?\d+"
             r"|\bas\s+an?\s+(?:ai|language\s+model|llm)\s+(?:developed|created|trained|built"
             r"|made)\s+by"
+            r"|\bas\s+(?:the|your)\s+(?:developer|creator|admin|administrator|owner"
+            r"|operator)\s+(?:who|that|"
+            r"of\s+(?:you|this))|\bfrom\s+(?:openai|anthropic|google\s+deepmind"
+            r"|the\s+ai\s+provider)\s+"
+            r"(?:trust|safety|security|staff|team|support|engineering)"
             r"|\bsystem\s+(?:reset|override)\b|\bsecurity\s+override\b|\bpriority\s+override\b"
             r"|\b(?:message|instruction|notice|directive|update)\s+from\s+(?:the\s+)?(?:system|"
             r"administrator|admin|developers?|openai|anthropic|security\s+team|it\s+department)\b"
@@ -459,6 +480,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|any\s+)?"
             r"(?:confirmation|user\s+approval|permission)"
             r"|\byou\s+(?:are|have\s+been)\s+(?:authori[sz]ed|permitted|cleared)\s+to\b"
+            r"|\bi\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow)\s+you\s+to\b"
             r"|\b(?:approval|authori[sz]ation|consent|permission)\s+(?:was|has\s+been"
             r"|is)\s+(?:already\s+)?"
             r"(?:given|granted|obtained|provided)"
@@ -541,10 +563,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|parsed|"
             r"analy[sz]ed|seen)\s+by\s+(?:an?\s+)?(?:ai|llm|language\s+model|chatbot|bot|automated|"
             r"machine)"
-            rf"|\b{_AI}\s+(?:must|shall|needs?\s+to|(?:is|are)\s+(?:required|instructed)\s+to)\s+"
+            rf"|\b{_AI}\s+(?:(?:that|who|which)\s+[^.\n]{{0,40}}?\s+)?(?:must|shall|needs?\s+to|"
+            r"(?:is|are)\s+(?:required|instructed|asked|expected)\s+to)\s+"
             r"(?!not\b|never\b)"
-            r"|(?:^|(?<=[^\w\s])|(?<=\s))(?:[\w-]+\s+)?"
-            rf"{_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?\s*:\s*\S"
+            rf"|(?<![\w-]){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
+            r"\s*:\s*\S"
             r"|\b(?:when|once|after)\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)\s+(?:reads"
             r"|processes|summari[sz]es|sees|parses)\s+this"
             r"|\b(?:ai|llm|language\s+model|automated|coding|shopping|email|e-mail|browsing|"
@@ -619,28 +642,21 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("nothing", "none", "treat"),
     ),
     ("override", "zh"): (
-        *("指令", "指示", "说明", "命令", "规则", "提示词", "设定", "要求", "限制", "忽略"),
-        *("忘记", "忘掉", "任务"),
+        *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
+        *("不再遵守", "放弃", "任务"),
     ),
     ("override", "ja"): ("無視", "忘れ", "任務"),
     ("override", "ko"): ("무시", "잊", "임무"),
-    ("override", "de"): (
-        *("anweisungen", "instruktionen", "befehle", "regeln", "vorgaben", "anordnungen"),
-        *("richtlinien", "alles", "aufgabe"),
-    ),
+    ("override", "de"): ("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "aufgabe"),
     ("override", "fr"): (
-        *("instructions", "consignes", "directives", "règles", "ordres", "tout ce", "tâche"),
-        *("mission",),
+        *("ignore", "oublie", "ignorez", "oubliez", "tiens pas compte", "tâche", "mission"),
     ),
     ("override", "es"): (
-        *("instrucciones", "indicaciones", "directivas", "reglas", "órdenes", "todo lo", "tarea"),
-        *("misión",),
+        *("ignora", "olvida", "ignore", "olvide", "descarta", "omite", "tarea", "misión"),
     ),
-    ("override", "ru"): (
-        *("инструкци", "указани", "команд", "правил", "промпт", "игнорир", "забуд", "задача"),
-    ),
-    ("override", "it"): ("istruzioni", "regole"),
-    ("override", "pt"): ("instruções", "regras"),
+    ("override", "ru"): ("игнорир", "забуд", "обращай", "задача"),
+    ("override", "it"): ("ignora", "dimentica"),
+    ("override", "pt"): ("ignore", "esqueça", "esqueca"),
     ("override", "vi"): ("hướng",),
     ("override", "ar"): ("تعليمات",),
     ("persona", "en"): (
@@ -651,6 +667,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("safeguards", "abide", "limits"),
         *("here", "going", "henceforth", "point", "mode", "without"),
         *("ai", "model", "assistant", "version"),
+        *("off", "disable", "deactivate", "remove", "bypass"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -669,6 +686,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("word", "information", "wording", "content", "copy"),
         *("chat", "session", "dialog", "dialogue", "rule", "constraints"),
         *("words", "lines", "sentences", "starting", "beginning"),
+        *("initialization", "initialisation", "startup", "boot"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -692,6 +710,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("administrator", "owner", "maintainer", "operator", "programmer", "god", "granted"),
         *("correct", "give", "developed", "created", "trained", "built", "made", "reset"),
         *("message", "instruction", "notice", "directive", "update"),
+        *("as", "from"),
     ),
     ("authority", "zh"): ("我是你的", "模式", "开发的", "系统", "来自"),
     ("authority", "ja"): ("私は", "モード", "開発された"),
@@ -727,6 +746,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("without", "permitted", "cleared", "skip"),
         *("may", "allowed"),
         *("approval", "authorization", "authorisation", "consent", "permission"),
+        *("authorize", "authorise", "permit", "allow"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -757,6 +777,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("screening",),
         *("ai_", "llm_", "agent_", "assistant_", "model_"),
         *("automatic", "machine"),
+        *("summarization", "summarisation", "foundation", "reasoning", "models"),
     ),
     ("ai_address", "zh"): ("ai", "人工智能"),
     ("ai_address", "ja"): ("ai",),
@@ -872,7 +893,7 @@ def _windows(scan: Scan, anchors: Anchors, reach: int) -> list[tuple[int, int]] 
 
 def finditer(
     pattern: re.Pattern[str], scan: Scan, anchors: Anchors, reach: int = WINDOW
-) -> list[re.Match[str]]:
+) -> Iterator[re.Match[str]]:
     """The matches of `pattern` in the scanned text, looking only near the anchors.
 
     Every match contains one of its anchors and is at most `reach` characters long, so it lies
@@ -881,8 +902,10 @@ def finditer(
     """
     windows = _windows(scan, anchors, reach)
     if windows is None:
-        return list(pattern.finditer(scan.text))
-    return [m for low, high in windows for m in pattern.finditer(scan.text, low, high)]
+        yield from pattern.finditer(scan.text)
+        return
+    for low, high in windows:
+        yield from pattern.finditer(scan.text, low, high)
 
 
 def search(
@@ -966,7 +989,10 @@ SHELL_DEMAND: Final = re.compile(
 """A destructive or download-and-run shell command."""
 
 SECRET_TARGET: Final = re.compile(
-    rf"(?:\b|(?=[./~]))(?:{_SECRET})(?!\s*=)|\b(?:in|of|inside)\s+(?:your|the)\s+(?:\.env|~/\.ssh"
+    rf"(?:\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?![^.\n]{{0,40}}\b(?:into|in)\s+(?:the\s+|your\s+"
+    rf"|a\s+)?"
+    r"(?:[\w.`-]+\s+)?(?:field|file|config|settings|form|dashboard|\.env|vault"
+    r"|secrets?\s+manager))|\b(?:in|of|inside)\s+(?:your|the)\s+(?:\.env|~/\.ssh"
     rf"|id_rsa"
     rf"|credentials\s+file|"
     r"environment\s+variables|keychain|password\s+(?:file|vault|manager))\b"
@@ -1061,7 +1087,7 @@ ROLE_TAG_ELEMENT: Final = re.compile(
     r"|\[(?:system|admin|developer)(?:\s+(?:note|message|prompt|instructions?))?\]"
 )
 ROLE_TAG_LABEL: Final = re.compile(
-    r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*:"
+    r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*(?::|$)"
     r"|(?<![a-z]\s)(?<![\w-])system\s*(?:note|message|notice|prompt|instruction|override|update|"
     r"alert|directive)?\s*:(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must|should|"
     r"ignore|now|new|always|never|do\s+not)\b)"

@@ -2,33 +2,33 @@
 
 from typing import Final
 
-BIAS: Final = -2.8356
+BIAS: Final = -2.8200
 WEIGHTS: Final[dict[str, float]] = {
-    "override": 5.0291,
-    "persona": 3.0910,
-    "extraction": 4.0908,
-    "authority": 2.5012,
-    "output_control": 2.5331,
-    "evasion": 3.0256,
-    "stealth": 2.5027,
-    "pre_approval": 1.9927,
-    "task_hijack": 1.9922,
-    "ai_address": 1.0702,
-    "addressed_directive": 2.5762,
-    "action_demand": 1.4634,
-    "secret_access": 3.0133,
-    "exfiltration": 1.4791,
+    "override": 5.0307,
+    "persona": 3.0966,
+    "extraction": 4.1013,
+    "authority": 2.5013,
+    "output_control": 2.5306,
+    "evasion": 3.0281,
+    "stealth": 2.5024,
+    "pre_approval": 1.9933,
+    "task_hijack": 1.9928,
+    "ai_address": 1.0785,
+    "addressed_directive": 2.5800,
+    "action_demand": 1.4661,
+    "secret_access": 3.0113,
+    "exfiltration": 1.4757,
     "addressed_action": 3.0012,
-    "role_tag": 4.0054,
-    "fake_turn": 1.9907,
+    "role_tag": 4.0074,
+    "fake_turn": 1.9942,
     "delimiter": 3.0004,
-    "hidden_instruction": 3.0007,
+    "hidden_instruction": 3.0020,
     "markdown_exfiltration": 5.0122,
-    "payload": 5.0402,
-    "obfuscation": 0.9953,
-    "mention": -2.9899,
-    "discussion": -0.9615,
-    "multiple": 2.0266,
+    "payload": 5.0389,
+    "obfuscation": 0.9956,
+    "mention": -2.9907,
+    "discussion": -0.9645,
+    "multiple": 2.0332,
 }
-FITTED_ON: Final = 847
+FITTED_ON: Final = 918
 """Tuning rows the weights were fitted on."""
