@@ -28,6 +28,8 @@ from rxagent.guards._normalise import normalise
 from rxagent.guards._patterns import (
     ANCHORED,
     COMPILED,
+    DATA_MARKER,
+    DATA_MARKER_ANCHORS,
     CUE_ANCHORS,
     DIRECTIVE_LITERALS,
     DIRECTIVE_WORDS,
@@ -75,6 +77,7 @@ FEATURES: Final = (
     "fake_turn",
     "delimiter",
     "hidden_instruction",
+    "in_data",
     "markdown_exfiltration",
     "payload",
     "obfuscation",
@@ -184,6 +187,26 @@ def _addressed_directive(scan: Scan, hits: list[_Hit]) -> bool:
             if _directs(window) or _directs(match.group()):
                 return True
     return False
+
+
+_INSTRUCTING: Final = frozenset(
+    {"override", "output_control", "task_hijack", "extraction", "persona"}
+)
+
+
+def _instructs_inside_data(text: str, found: list[_Evidence], values: dict[str, float]) -> bool:
+    """Whether an instruction to the model comes after the start of a quoted document or e-mail.
+
+    A text that hands over data ("here is an e-mail:", "summarise this page:", a mail header,
+    markup) and then instructs the model from inside it is an indirect injection's shape.
+    """
+    starts = [e.span[0] for e in found if e.feature in _INSTRUCTING and values[e.feature]]
+    if not starts:
+        return False
+    if not any(anchor in text for anchor in DATA_MARKER_ANCHORS):
+        return False
+    marker = DATA_MARKER.search(text)
+    return marker is not None and any(start >= marker.end() for start in starts)
 
 
 def _hidden_instruction(text: str) -> bool:
@@ -340,6 +363,9 @@ def extract(text: str) -> Features:
     if values["ai_address"] and _addressed_directive(scan, hits):
         values["addressed_directive"] = 1.0
         reasons.append("instruction addressed to the AI")
+    if _instructs_inside_data(scanned, found, values):
+        values["in_data"] = 1.0
+        reasons.append("instruction inside data")
     if _hidden_instruction(scanned):
         values["hidden_instruction"] = 1.0
         reasons.append("instruction in hidden text")

@@ -65,6 +65,9 @@ PRIOR: Final[dict[str, float]] = {
     "fake_turn": 2.0,
     "delimiter": 3.0,
     "hidden_instruction": 3.0,
+    # an instruction after "here is an e-mail:", a mail header or markup: it speaks from inside
+    # the data the model was handed
+    "in_data": 1.5,
     "markdown_exfiltration": 5.0,
     # a decoded payload that itself reads as an injection
     "payload": 5.0,

@@ -37,6 +37,7 @@ _AI: Final = (
     r"|claude|gemini|copilot|(?:automated|screening"
     r"|ai|llm)\s+(?:[\w-]+\s+)?(?:system|"
     r"assistant|agent|reader|tool|reviewer|screener|software|parser|crawler|summari[sz]er|triager|"
+    r"programmer|coder|helper|companion|"
     r"bot)|summari[sz]er\s+ai)s?"
 )
 
@@ -90,6 +91,14 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:nothing|none)\s+(?:of\s+(?:what|the\s+\w+)\s+)?you\s+(?:were|have\s+been"
             r"|got)\s+"
             r"(?:told|given|instructed)\s+(?:\w+\s+)?(?:applies|matters|counts)"
+            r"|\b(?:ignore|disregard|forget)\s+(?:what|everything|anything)\s+(?:they|you\s+were|"
+            r"you've\s+been|i|we|the\s+\w+)\s+(?:\w+\s+)?(?:told|said|gave|instructed)"
+            r"|\bfollow\s+(?:my|these|the\s+following|only\s+my)\s+(?:instructions|rules|orders"
+            r"|commands)\s+"
+            r"instead\b"
+            r"|\b(?:previous|prior|above|earlier|system)\s+prompt\s+(?:was|is)\s+(?:written\s+by"
+            r"|fake|"
+            r"injected|malicious|a\s+test|compromised)"
             r"|\btreat\s+(?:this|the\s+following)\s+(?:message|text|prompt"
             r"|note)\s+as\s+(?:your\s+)?"
             r"(?:only|new|real|actual|system|primary)\s+(?:instructions|prompt|rules)"
@@ -168,6 +177,13 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:no|zero|without)\s+(?:any\s+)?(?:guidelines|filters|limits|restrictions|rules"
             r"|censorship|"
             r"morals|ethics)\b"
+            r"|\b(?:be|become|act\s+as)\s+(?:my|an?|the)\s+(?:\w+\s+)?(?:uncensored|unfiltered|"
+            r"unrestricted|jailbroken|amoral)\b"
+            r"|\b(?:ignores?|breaks?|bypass(?:es)?|disregards?)\s+(?:openai|anthropic|google|its"
+            r"|their|the|"
+            r"all|any)\s+(?:[\w-]+\s+)?(?:rules|policies|guidelines|content\s+policy|restrictions"
+            r"|filters)"
+            r"|\bstay\s+as\s+\w+"
             r"|\bwithout\s+(?:any\s+)?(?:safety|ethical|moral|content)\s+(?:training|guidelines"
             r"|filters|"
             r"restrictions|alignment|rules)"
@@ -298,6 +314,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|your)\s+(?:[\w-]+\s+)?"
             r"(?:password|passphrase|secret\s+key|api\s+key|system\s+prompt|instructions)"
             r"|\b(?:initiali[sz]ation|startup|boot)\s+(?:text|prompt|message|instructions)\b"
+            r"|\b(?:hidden|secret|system|initial|original)\s+preamble\b"
+            r"|\byou\s+were\s+given\s+before\s+(?:i|we|this|our|the)\b"
             r"|\b(?:text|instructions|prompt|message|rules)\s+(?:that\s+)?you\s+(?:got|received"
             r"|were\s+given)"
             r"\s+at\s+the\s+(?:start|beginning)"
@@ -319,7 +337,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "ko": r"(?:시스템\s*프롬프트|비밀번호|암호|비밀\s*키|초기\s*지시).{0,20}?"
         r"(?:알려|보여|말해|출력|공개|제공|확인해)",
         "de": rf"\b(?:gib|zeig|nenn|verrat|bestätig|wiederhol)\w*\s+{_W}{{0,4}}?(?:system-?prompt|"
-        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:ihr|dein)(?:en)?\s+passwort",
+        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:ihr|dein)(?:en)?\s+passwort"
+        r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen"
+        r"|verraten|"
+        r"ausgeben|mitteilen)",
         "fr": rf"\b(?:révèle|révélez|montre|affiche|donne|dis|confirme|répète|répétez)\w*[- ]"
         rf"(?:moi\s+)?{_W}{{0,3}}?"
         r"(?:prompt\s+système|invite\s+système|mot\s+de\s+passe|clé\s+secrète"
@@ -338,7 +359,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     "authority": {
         "en": (
             r"\b(?:override|maintenance|admin(?:istrator)?|debug|god|law\s+enforcement|root|sudo|"
-            r"diagnostic|service)\s+(?:mode|override|request|access)\b|\badministrator\s+override"
+            r"diagnostic|service)\s+(?:mode|override|request)\b|\b(?:sudo|root|god)\s+access\b"
+            r"|\badministrator\s+override"
             r"|\bi(?:'m|\s+am)\s+(?:your|the)\s+(?:[\w-]+\s+)?(?:developer|creator|admin|"
             r"administrator|owner|maintainer|operator|programmer)\b"
             r"|\bi\s+am\s+god\b|\baccess\s+granted\b|\bgrants?\s+access\b"
@@ -448,7 +470,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\bthe\s+user\s+(?:must|should)\s+not\s+(?:know|see|notice|be\s+(?:told|informed))"
             r"|\b(?:do\s+not|don't)\s+(?:let|make)\s+the\s+user\s+(?:know|aware|see)"
         ),
-        "zh": r"不要(?:告诉|通知|提醒|让)用户|不告诉用户|勿告知用户|悄悄地?|瞒着用户"
+        "zh": r"不要(?:告诉|告訴|通知|提醒|让|讓)(?:用户|使用者)|(?:请勿|請勿|勿)告知(?:用户"
+        r"|使用者)|不告诉用户|勿告知用户|悄悄地?|瞒着用户"
         r"|不要让用户知道",
         "ja": r"ユーザーに(?:は)?(?:知らせ|伝え|言わ|教え)(?:ず|ない)|こっそり|内緒で",
         "ko": r"사용자(?:에게|가)\s*(?:알리지|모르게|말하지)|몰래",
@@ -468,7 +491,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "pre_approval": {
         "en": (
-            r"\bpre-?(?:approved|authori[sz]ed|cleared|confirmed)\b"
+            r"\bpre-?(?:approved|authori[sz]ed|cleared|confirmed)\b(?!\s+(?:for|charge|payment|"
+            r"transaction|amount|hold|loan|credit|offer))"
             r"|\b(?:already|been)\s+(?:approved|authori[sz]ed|confirmed)\s+by\s+(?:the\s+)?(?:user|"
             r"owner|admin|administrator|security\s+team|management)"
             r"|\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:approved|authori[sz]ed|consented|agreed|"
@@ -481,6 +505,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:confirmation|user\s+approval|permission)"
             r"|\byou\s+(?:are|have\s+been)\s+(?:authori[sz]ed|permitted|cleared)\s+to\b"
             r"|\bi\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow)\s+you\s+to\b"
+            r"|\b(?:has\s+|have\s+)?(?:already\s+)?(?:approved|authori[sz]ed|signed\s+off\s+on"
+            r"|okayed)\s+"
+            r"(?:this|it)\b"
             r"|\b(?:approval|authori[sz]ation|consent|permission)\s+(?:was|has\s+been"
             r"|is)\s+(?:already\s+)?"
             r"(?:given|granted|obtained|provided)"
@@ -552,7 +579,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|large\s+language\s+model|language\s+model|assistant|ai\s+assistant|chatbot|agent"
             r"|bot|"
             r"automated)"
-            rf"|\b{_AI}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|"
+            r"|@[\w-]*(?:ai|bot|assistant|agent|gpt|copilot)\b"
+            rf"|\b{_AI}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+|is\s+|are\s+)?(?:reading"
+            rf"|processing|"
             r"summari[sz]ing|parsing|handling|reviewing|triaging|analy[sz]ing|seeing|indexing"
             r"|viewing|"
             r"scanning|receiving|working\s+on)\s+(?:this|these|the\s+\w+)"
@@ -603,7 +632,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "ko": r"(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
         r"(?:에게|님|께|여|[:\uff1a,])"
         r"|(?:당신이|네가)\s*ai라면",
-        "de": r"\b(?:an\s+(?:den|die)|für\s+(?:den|die)|liebe[rs]?|hallo|hinweis\s+an\s+(?:den"
+        "de": r"\b(?:der|die)\s+(?:ki|ki-\w+|assistent\w*|sprachmodell)\s+(?:muss|soll|darf)\b"
+        r"|\b(?:an\s+(?:den|die)|für\s+(?:den|die)|liebe[rs]?|hallo|hinweis\s+an\s+(?:den"
         r"|die))\s+"
         r"(?:ki\b|ki-\w+|assistent\w*|sprachmodell)|\bki-(?:assistent|agent)\w*\s*[:,]"
         r"|\bwenn\s+du\s+(?:eine\s+)?ki\s+bist",
@@ -640,6 +670,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("scratch", "wipe", "clear", "reset", "erase", "throw", "aside", "cancel"),
         *("everything", "all", "anything"),
         *("nothing", "none", "treat"),
+        *("follow", "previous", "prior", "above", "earlier", "system", "what"),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -668,6 +699,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("here", "going", "henceforth", "point", "mode", "without"),
         *("ai", "model", "assistant", "version"),
         *("off", "disable", "deactivate", "remove", "bypass"),
+        *("be", "become", "act", "ignores", "ignore", "breaks", "break", "bypasses", "disregard"),
+        *("disregards", "stay"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -687,6 +720,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("chat", "session", "dialog", "dialogue", "rule", "constraints"),
         *("words", "lines", "sentences", "starting", "beginning"),
         *("initialization", "initialisation", "startup", "boot"),
+        *("preamble", "given"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -701,7 +735,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("extraction", "ja"): ("システムプロンプト", "パスワード", "秘密", "初期設定", "指示内容"),
     ("extraction", "ko"): ("프롬프트", "비밀번호", "암호", "비밀", "지시"),
-    ("extraction", "de"): ("prompt", "passwort", "kennwort", "schlüssel", "anweisungen"),
+    ("extraction", "de"): (
+        *("prompt", "passwort", "kennwort", "schlüssel", "anweisungen", "passwort"),
+    ),
     ("extraction", "fr"): ("prompt", "invite", "passe", "clé", "instructions"),
     ("extraction", "es"): ("prompt", "contraseña", "clave", "instrucciones"),
     ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци", "переменн"),
@@ -733,7 +769,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("without", "not", "don", "never", "silently", "secretly", "covertly", "quietly"),
         *("discreetly", "keep", "hide", "user"),
     ),
-    ("stealth", "zh"): ("用户", "悄悄"),
+    ("stealth", "zh"): (*("用户", "悄悄", "使用者"),),
     ("stealth", "ja"): ("ユーザー", "こっそり", "内緒"),
     ("stealth", "ko"): ("사용자", "몰래"),
     ("stealth", "de"): ("benutzer", "nutzer", "anwender", "heimlich"),
@@ -747,6 +783,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("may", "allowed"),
         *("approval", "authorization", "authorisation", "consent", "permission"),
         *("authorize", "authorise", "permit", "allow"),
+        *("signed", "okayed"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -778,11 +815,12 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ai_", "llm_", "agent_", "assistant_", "model_"),
         *("automatic", "machine"),
         *("summarization", "summarisation", "foundation", "reasoning", "models"),
+        *("@", "programmer", "coder", "helper", "companion"),
     ),
     ("ai_address", "zh"): ("ai", "人工智能"),
     ("ai_address", "ja"): ("ai",),
     ("ai_address", "ko"): ("ai", "인공지능"),
-    ("ai_address", "de"): ("ki", "ki-", "assistent", "sprachmodell"),
+    ("ai_address", "de"): (*("ki", "ki-", "assistent", "sprachmodell", "der", "die"),),
     ("ai_address", "fr"): ("ia", "assistant", "agent"),
     ("ai_address", "es"): ("asistente", "agente", "ia"),
     ("ai_address", "ru"): ("ии", "ai", "ассистент"),
@@ -947,7 +985,8 @@ _SECRET: Final = (
     r"|printenv|"
     r"/etc/(?:passwd|shadow)|\.aws|\.npmrc|\.netrc|\.pypirc|\.git-credentials|kubeconfig|"
     r"(?:session|auth|login)\s+cookies?|cookie\s+(?:jar|file|store)|"
-    r"[a-z0-9]+_(?:api_)?(?:key|token|secret)\b|2fa|one-time\s+codes?|otp\b|recovery\s+codes?|"
+    r"(?<!\$)(?<!\$\{)[a-z0-9]+_(?:api_)?(?:key|token|secret)\b|2fa|one-time\s+codes?|otp\b"
+    r"|recovery\s+codes?|"
     r"seed\s+phrase|wallet)"
 )
 _DATA: Final = (
@@ -968,7 +1007,8 @@ _ACT: Final = (
     r"\b(?:send|forward|e-?mail|mail|transfer|wire|pay|upload|post|leak|exfiltrate|copy|paste|"
     r"include|attach|read|open|cat|print|output|dump|share|delete|remove|erase|wipe|drop|truncate|"
     r"run|execute|exec|call|curl|wget|fetch|add|grant|export|sync|submit|publish|reveal|list|"
-    r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc)(?:e?s|ing"
+    r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc|escalate|"
+    r"promote|elevate)(?:e?s|ing"
     r"|ed)?\b"
 )
 
@@ -976,7 +1016,8 @@ ACTION_TARGET: Final = re.compile(
     rf"(?:\b|(?=[$€|]))(?:{_DATA}|\$\s?\d|€\s?\d|\d+\s(?:usd|eur|btc|eth)\b|"
     r"account\s+\w*\d|card\s+\d|tests?\s+directory|documents\s+folder|home\s+directory|"
     r"rm\s+-rf|\|\s*(?:ba|z)?sh\b|to\s+the\s+cart|refund|admin\s+(?:rights|access|role)|"
-    r"as\s+(?:a\s+)?collaborator|deploy\s+keys?)"
+    r"as\s+(?:a\s+)?collaborator|deploy\s+keys?|tests?/?\s*(?:folder|directory|dir)\b|"
+    r"(?:directly\s+)?to\s+(?:main|master|production|prod)\b)"
 )
 """Something an action must not touch unasked: all the mail, the contacts, money, the tests."""
 
@@ -1004,7 +1045,9 @@ SECRET_VERB: Final = re.compile(rf"(?:{_IMP}|\bby\s+){_ACT}[^.\n<>]{{0,60}}$", r
 """An action on a credential: read a key file, print environment variables, send a token."""
 
 ACTION_ML: Final = re.compile(
-    r"(?:发送|发到|发给|转发|上传|删除|转账|汇款|读取)(?:.{0,30}?)(?:密码|密钥|令牌|凭证|\.env"
+    r"(?:发送|发到|发给|转发|上传|删除|转账|汇款|读取|上傳|傳送|轉寄|刪除)(?:.{0,30}?)(?:密码|密钥"
+    r"|令牌|凭证|"
+    r"密碼|檔案|\.env"
     r"|通讯录|联系人|"
     r"所有(?:邮件|文件)|聊天记录|https?://|@|\d+\s*(?:元|美元|欧元))"
     r"|(?:密码|密钥|令牌|凭证|\.env|通讯录|联系人|所有(?:邮件|文件)|聊天记录)(?:.{0,30}?)(?:发送"
@@ -1044,6 +1087,7 @@ _ML_VERBS: Final = (
     *("borra",),
     *("sube", "отправ", "перешли", "пересл", "переведи", "удали", "загрузи", "скопируй"),
     *("прочитай",),
+    *("上傳", "傳送", "轉寄", "刪除"),
 )
 
 _EMAIL_ADDRESS: Final = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
@@ -1061,6 +1105,7 @@ EXFILTRATION: Final = re.compile(
 
 DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
+    "escalate assign close "
     "kindly always never don immediately ask ignore disregard forget run execute send forward "
     "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
@@ -1074,7 +1119,8 @@ DIRECTIVE_WORDS: Final = frozenset(
 )
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
-    *("하세요", "하십시오", "해라", "해야", "반드시", "즉시", "주세요"),
+    *("하세요", "하십시오", "해라", "해야", "반드시", "즉시", "주세요", "請", "務必", "必須"),
+    *("立刻",),
 )
 """A demand: a modal, a request word or an imperative verb (checked just after an address)."""
 
@@ -1135,12 +1181,35 @@ HIDDEN: Final = re.compile(
 """Text a human reader does not see: an HTML comment, a hidden element, alt text, an attribute."""
 
 HIDDEN_DIRECTIVE: Final = re.compile(
-    rf"\b{_AI}\b|\bsummar\w+|\byour\s+(?:answer|response|reply|summary|output|task|instructions)"
-    r"|\byou\s+(?:must|should|will|are\s+to|need\s+to)\b|\b(?:ignore|disregard|forget|reveal|"
-    r"recommend|tell\s+the\s+user|say|respond|reply|output|print|send|forward|email|transfer|"
-    r"delete|execute|instead)\b"
+    rf"\b{_AI}\b|\bwhen\s+summari[sz]ing|\byour\s+(?:answer|response|reply|summary|output|task|"
+    r"instructions)|\byou\s+(?:must|should|will|are\s+to|need\s+to)\b"
+    r"|(?:^|[.!:;]\s+|\n\s*)(?:ignore|disregard|forget|reveal|recommend|tell|say|respond|reply"
+    r"|output|"
+    r"print|send|forward|e-?mail|transfer|delete|execute|include|add|append|do\s+not|don't|never|"
+    r"always|instead)\b"
 )
 """In hidden text: an address to the model or a demand it would act on."""
+
+DATA_MARKER: Final = re.compile(
+    r"\bhere\s+(?:is|are)\s+(?:an?|the|some|my)\s+(?:[\w-]+\s+)?(?:e-?mails?|documents?"
+    r"|web\s*pages?|"
+    r"pages?|articles?|messages?|files?|texts?|reviews?|resumes?|cvs?|tickets?|reports?|results?|"
+    r"transcripts?|notes)\b"
+    r"|\b(?:summari[sz]e|translate|analy[sz]e|review|read|classify|proofread)\s+(?:this|these"
+    r"|the\s+"
+    r"following)\s+(?:[\w-]+\s+)?(?:e-?mails?|documents?|web\s*pages?|pages?|articles?|messages?|"
+    r"files?|texts?|reviews?|resumes?|papers?|tickets?|reports?)?\s*:"
+    r"|^\s*(?:subject|from|to|date|content|body|description)\s*:"
+    r"|<html|<body|<!doctype|```",
+    re.MULTILINE,
+)
+"""Where data begins: "here is an e-mail", "summarise this page:", a mail header, markup."""
+
+DATA_MARKER_ANCHORS: Final = (
+    *("here", "summar", "translat", "analy", "review", "read", "classify", "proofread"),
+    *("subject", "from", "to", "date", "content", "body", "description", "<html", "<body"),
+    *("<!doctype", "```"),
+)
 
 MARKDOWN_LINK: Final = re.compile(r"(?<!!)\[[^\]\n]{0,100}\]\(\s*<?(https?://[^\s)>]+)")
 LINK_DATA: Final = re.compile(r"[\[{<]|=\s*$|%7b|\$\w|=\[")
@@ -1169,8 +1238,8 @@ IMAGE_INSTRUCTION: Final = re.compile(
 DISCUSSION_WORDS: Final = frozenset(
     "injection injections jailbreaks jailbreaking attack attacks attacker attackers adversarial "
     "adversary adversaries phishing researcher researchers classifier classifiers detector "
-    "detectors payloads benchmark dataset villain protagonist novel screenplay guardrail "
-    "guardrails".split()
+    "detectors payloads villain protagonist novel screenplay guardrail guardrails tester testers "
+    "refusal".split()
 )
 DISCUSSION_LITERALS: Final = (
     *("提示注入", "攻击者", "钓鱼", "プロンプトインジェクション", "攻撃者", "フィッシング"),
@@ -1191,6 +1260,8 @@ DISCUSSION: Final = re.compile(
     r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
     r"should\s+(?:it|we|the\s+\w+)\s+(?:block|flag|catch|detect))\b"
+    r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|the\s+(?:phrase|string|"
+    r"message|prompt|sentence))\s*[:,]?\s*[\"'\u201c\u2018`]"
 )
 """Phrases of talk *about* injection: a paper, a story, an example, security training."""
 
@@ -1199,7 +1270,8 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("red", "security", "example", "examples", "paper", "study", "article", "blog", "talk"),
         *("lecture", "authors", "story", "scene", "phrase", "string", "payload", "test", "flag"),
         *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
-        *("building", "build", "writing", "training", "train", "should"),
+        *("building", "build", "writing", "training", "train", "should", "sends", "types"),
+        *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
         *("what",),
     ),
     words=True,
@@ -1224,7 +1296,7 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
             *("messages", "customer", "user", "users", "employee", "client", "patient", "database"),
             *("credit", "card", "bank", "iban", "social", "account", "directory", "folder", "cart"),
             *("refund", "refunds", "admin", "collaborator", "deploy", "usd", "eur", "btc", "eth"),
-            *("$", "€", "-rf", "|"),
+            *("$", "€", "-rf", "|", "tests", "dir", "main", "master", "production", "prod"),
         ),
         verb=ACTION_VERB,
         reach=60,
