@@ -28,9 +28,9 @@ from rxagent.guards._normalise import normalise
 from rxagent.guards._patterns import (
     ANCHORED,
     COMPILED,
+    CUE_ANCHORS,
     DATA_MARKER,
     DATA_MARKER_ANCHORS,
-    CUE_ANCHORS,
     DIRECTIVE_LITERALS,
     DIRECTIVE_WORDS,
     DISCUSSION,
