@@ -157,9 +157,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|message)"
             r"\s+on),?\s+you\s+(?:will\s+|shall\s+|must\s+|should\s+|can\s+|have\s+to\s+"
             r"|are\s+going\s+to\s+)?"
-            r"(?:only\s+)?(?:follow|obey|answer|respond|act|be|do|reply|are|ignore|refer|call"
-            r"|speak|talk|"
-            r"write|pretend|play)"
+            r"(?:only\s+)?(?:follow\s+(?:only\s+)?(?:my|these)|obey|act\s+as|be\s+(?:an?\s+)?(?:ai"
+            r"|dan|"
+            r"unrestricted|unfiltered|uncensored|free|evil)|are\s+(?:an?\s+)?(?:ai|dan"
+            r"|unrestricted|"
+            r"unfiltered|uncensored|free|evil|no\s+longer)|ignore|pretend)"
+            r"|\b(?:answer|respond|reply)\s+(?:\w+\s+){0,3}?in\s+two\s+(?:different\s+"
+            r"|separate\s+)*ways"
+            r"|\btwo\s+(?:different\s+|separate\s+)*(?:responses"
+            r"|answers)\b[^.\n]{0,80}?\b(?:normal|"
+            r"unfiltered|unrestricted|dan|jailbroken)"
             r"|\b(?:dev|developer|debug|jailbreak|unrestricted|dan"
             r"|god)\s+mode\s+(?:on\b(?!\s+(?:my|your|"
             r"the|a|an|this|his|her|their|our|android|ios|iphone|chrome|windows|mac)\b)|enabled|"
@@ -701,6 +708,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("off", "disable", "deactivate", "remove", "bypass"),
         *("be", "become", "act", "ignores", "ignore", "breaks", "break", "bypasses", "disregard"),
         *("disregards", "stay"),
+        *("two", "ways", "responses", "answers"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -1135,7 +1143,8 @@ ROLE_TAG_ELEMENT: Final = re.compile(
 ROLE_TAG_LABEL: Final = re.compile(
     r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*(?::|$)"
     r"|(?<![a-z]\s)(?<![\w-])system\s*(?:note|message|notice|prompt|instruction|override|update|"
-    r"alert|directive)?\s*:(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must|should|"
+    r"alert|directive)?[\"']?\s*:(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
+    r"|should|"
     r"ignore|now|new|always|never|do\s+not)\b)"
     r"|(?<![\w-])(?:admin|administrator|developer|operator)\s+(?:note|message|notice|instruction|"
     r"override)\s*:",
@@ -1149,7 +1158,8 @@ FAKE_TURN: Final = re.compile(
     r"(?:user|human)(?<![^\s\"'{\[n]user)(?<![^\s\"'{\[n]human)\s*:\s*\S[^\n]{0,400}?"
     r"(?:\n|\\n|[\"'])\s*(?:assistant|ai|gpt|bot|model)\s*:"
     r"|(?:assistant|ai)(?<![^\s\"'{\[n]assistant)(?<![^\s\"'{\[n]ai)\s*:\s*(?:sure|ok|okay|"
-    r"understood|of\s+course|i\s+will|i'll|done|certainly)\b"
+    r"understood|of\s+course|i\s+will|i'll|done|certainly|now\s+i|next\s+i|let\s+me|as\s+requested|"
+    r"here\s+(?:is|are))\b"
 )
 """A conversation turn written inside the text: `user: ... assistant: ...`, `assistant: Sure`."""
 

@@ -16,7 +16,7 @@ from rxagent.guards._split import split_rows
 # in docs/guards.md; dev and fresh are tuning sets now (the weights are fitted on them with
 # train_extra.jsonl), so their floors are today's counts: a regression there still fails.
 DOCUMENTED = {
-    "dev": (98, 112, 0, 71),
+    "dev": (97, 112, 0, 71),
     "held_out": (31, 48, 1, 30),
     "fresh": (30, 30, 0, 40),
 }
