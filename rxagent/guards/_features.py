@@ -124,13 +124,13 @@ def _phrase_hits(scan: Scan) -> list[_Hit]:
     hits = []
     for group, by_lang in COMPILED.items():
         english = False
-        for lang, pattern in by_lang.items():
+        for lang in by_lang:
             if lang in NON_LATIN:
                 if not non_ascii:
                     continue
             elif lang != "en" and (english or lang not in foreign):
                 continue
-            match = search(pattern, scan, ANCHORED[(group, lang)])
+            match = search(COMPILED[group][lang], scan, ANCHORED[(group, lang)])
             if match is not None:
                 hits.append(_Hit(group, lang, match))
                 english = english or lang == "en"
@@ -278,12 +278,12 @@ def _action_span(scan: Scan, cue: Cue, anchors: Anchors) -> tuple[int, int] | No
             verb = cue.verb.search(text, max(start - _VERB_REACH, 0), start)
             if verb is None or _OWN.search(text, verb.start(), start):
                 continue
-            if _INTO.search(text, verb.end(), start):
+            if cue.feature in _ACTIONS and _INTO.search(text, verb.end(), start):
                 continue  # "paste the key into the API_KEY field": written, not read
             start = verb.start()
         if _NEGATED.search(text, max(start - 30, 0), start):
             continue
-        if _OWN_AFTER.match(text, match.end(), match.end() + 40):
+        if cue.feature in _ACTIONS and _OWN_AFTER.match(text, match.end(), match.end() + 40):
             continue  # "forward all e-mails from my landlord to my partner"
         return start, match.end()
     return None
@@ -299,7 +299,7 @@ def _structure(scan: Scan) -> list[_Evidence]:
                 foreign = non_ascii or bool(_foreign(scan, non_ascii))
             if not foreign:
                 continue
-        if cue.feature in _ACTIONS:
+        if cue.feature in _ACTIONS or cue.verb is not None:
             span = _action_span(scan, cue, anchors)
         else:
             match = search(cue.pattern, scan, anchors, cue.reach)

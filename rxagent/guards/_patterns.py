@@ -80,8 +80,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:void|null|cancel+ed|obsolete|no\s+longer|revoked|superseded|replaced|lifted|"
             r"suspended|disabled|outdated)"
             r"|\b(?:rules|instructions|guidelines|restrictions"
-            r"|policies)\s+(?:[\w']+\s+){0,4}?no\s+longer\s+"
-            r"appl(?:y|ies)\b"
+            r"|policies|guidance|directives|prompt)\s+(?:[\w']+\s+){0,4}?no\s+longer\s+"
+            r"(?:appl(?:y|ies)|in\s+effect|valid|active|relevant|binding)\b"
+            r"|\b(?:take|follow|obey|accept)\s+(?:orders|instructions"
+            r"|commands)\s+only\s+from\s+me\b"
+            r"|\bonly\s+(?:take|follow|obey|accept)\s+(?:orders|instructions"
+            r"|commands)\s+from\s+me\b"
             r"|\b(?:scratch|wipe|clear|reset|erase|throw\s+out|set\s+aside|put\s+aside|cancel)\s+"
             r"(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:earlier|previous|prior|above|initial"
             r"|original|"
@@ -200,6 +204,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\bversion\s+of\s+you\s+(?:with|that\s+has)\s+(?:no|zero|0)\s+(?:restrictions|rules"
             r"|filters|"
             r"limits|guidelines)"
+            r"|\b(?:answer|do|say)\s+(?:everything|anything)\s+you(?:'d"
+            r"|\s+would)?\s+(?:normally\s+)?"
+            r"(?:refuse|decline)"
+            r"|\brules\s+(?:are|were)\s+(?:reversed|inverted|disabled|off|suspended)\b"
+            r"|\bpretend\s+(?:to\s+be|you(?:'re|\s+are))\s+my\s+(?:deceased|late|dead)\s+\w+"
             r"|\bpretend\s+(?:that\s+)?you(?:'re"
             r"|\s+are)\s+(?:an?\s+)?(?:[\w'\u2019-]+\s+){0,3}?(?:ai|"
             r"model|assistant|chatbot|bot)\b"
@@ -257,20 +266,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "extraction": {
         "en": (
-            rf"{_IMP}(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|list|share"
-            rf"|confirm|"
-            r"provide|disclose|leak|spell\s+out|write\s+out|dump|recite|tl;?dr|send\s+me|"
-            r"return|echo|type\s+out|quote|read\s+back|reply\s+with|respond\s+with|answer\s+with)\b"
-            r"[^.\n]{0,40}?"
-            r"(?:\b(?:your|the|all|previous|above|prior|initial|these|hidden|original|full|entire|"
-            r"system)\s+(?:[\w-]+\s+){0,2}?(?:system\s+prompt|password|passphrase|secret\s+key|"
-            r"access\s+code|api\s+key|developer\s+message|hidden\s+instructions"
-            r"|system\s+message)s?\b"
-            r"|\b(?:the\s+)?(?:your|all|previous|above|prior|initial|these|hidden|original|system|"
-            r"preceding|earlier|internal|secret|full|complete"
-            r"|exact)\s+(?:[\w-]+\s+){0,2}?(?:prompt|instructions|ruleset|rules|secret|"
-            r"configuration|guidelines)s?\b)"
-            r"|\bwhat\s+(?:is|are|was|were)\s+your\s+(?:[\w-]+\s+)?(?:password|passphrase|"
+            r"\bwhat\s+(?:is|are|was|were)\s+your\s+(?:[\w-]+\s+)?(?:password|passphrase|"
             r"secret\s+key|secret|system\s+prompt|access\s+code|instructions|rules|guidelines)\b"
             r"|\bwhat\s+(?:is|was)\s+the\s+(?:secret\s+)?(?:password|passphrase|access\s+code|"
             r"system\s+prompt)\s*(?:[?!]|$)"
@@ -312,6 +308,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:instructions|rules|prompt|guidelines|directives|settings"
             r"|configuration)\s+(?:that\s+)?"
             r"you\s+(?:received|got|were\s+trained\s+with|started\s+with|were\s+configured\s+with)"
+            r"|\b(?:message|text)\s+you\s+(?:received|got)\s+from\s+(?:the\s+)?(?:system"
+            r"|developers?|"
+            r"operator)|\bbefore\s+my\s+first\s+message\b"
+            r"|\bwhat\s+(?:guidelines|rules|instructions|constraints|policies)\s+(?:are"
+            r"|were)\s+you\s+"
+            r"(?:operating\s+under|following|given|told|using|bound\s+by)"
             r"|\b(?:words|text|everything|content|lines"
             r"|sentences)\s+above\b[^.\n]{0,40}?(?:starting|"
             r"beginning)\s+with"
@@ -348,7 +350,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen"
         r"|verraten|"
         r"ausgeben|mitteilen)",
-        "fr": rf"\b(?:révèle|révélez|montre|affiche|donne|dis|confirme|répète|répétez)\w*[- ]"
+        "fr": rf"\b(?:révél|révèl|montr|affich|donn|dis|confirm|répét|répèt)\w*[- ]"
         rf"(?:moi\s+)?{_W}{{0,3}}?"
         r"(?:prompt\s+système|invite\s+système|mot\s+de\s+passe|clé\s+secrète"
         r"|instructions\s+initiales)"
@@ -442,6 +444,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:recommend|rate|rank|describe|present)\s+(?:this|our)\s+(?:product|site|company|"
             r"candidate|app|service)\s+as\b"
         ),
+        "zh": r"告诉用户|告訴使用者|通知用户|提醒用户",
+        "ja": r"ユーザーに.{0,30}?(?:伝えて|言って|案内して|知らせて)",
+        "ko": r"사용자에게.{0,30}?(?:알려|말해|안내해)",
+        "de": r"\b(?:sag|teile|erkläre)\w*\s+(?:dem|den)\s+(?:nutzer|benutzer"
+        r"|anwender)\w*\s+(?:mit\s+)?,?\s*"
+        r"(?:dass|er|sie)",
+        "fr": r"\b(?:dis|dites|indique|indiquez|informe"
+        r"|informez)\s+(?:à\s+)?l'utilisateur\s+(?:que|qu')",
+        "es": r"\b(?:dile|dígale|informa|infórmale)\s+al\s+usuario\s+que",
+        "ru": r"(?:скажи|сообщи)\w*\s+пользовател\w*,?\s+что",
     },
     "evasion": {
         "en": (
@@ -493,7 +505,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "es": r"sin\s+(?:decírselo|decirle|avisar|informar|notificar)(?:le)?\s+al\s+usuario"
         r"|no\s+(?:se\s+lo\s+|le\s+)?(?:digas|menciones|informes)\s+(?:nada\s+)?al\s+usuario"
         r"|\ben\s+secreto",
-        "ru": r"не\s+(?:говори|сообщай|упоминай)\w*\s+(?:\u043e\u0431\s+этом\s+)?пользовател"
+        "ru": r"пользовател\w*\s+не\s+(?:говори|сообщай)|не\s+(?:говори|сообщай"
+        r"|упоминай)\w*\s+(?:\u043e\u0431\s+этом\s+)?пользовател"
         r"|не\s+сообщая\s+пользователю|тайно|незаметно",
     },
     "pre_approval": {
@@ -512,6 +525,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:confirmation|user\s+approval|permission)"
             r"|\byou\s+(?:are|have\s+been)\s+(?:authori[sz]ed|permitted|cleared)\s+to\b"
             r"|\bi\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow)\s+you\s+to\b"
+            r"|\b(?:cleared|authori[sz]ed|permitted|allowed|approved)\s+you\s+to\b"
             r"|\b(?:has\s+|have\s+)?(?:already\s+)?(?:approved|authori[sz]ed|signed\s+off\s+on"
             r"|okayed)\s+"
             r"(?:this|it)\b"
@@ -571,7 +585,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "de": r"\b(?:bevor|anstatt|statt)\s+(?:du\s+)?(?:\w+\s+)?(?:zusammenfass|antwort|übersetz)",
         "fr": r"\b(?:avant|au\s+lieu)\s+de\s+(?:résumer|répondre|traduire)",
         "es": r"\b(?:antes|en\s+lugar|además)\s+de\s+(?:resumir|responder|traducir)",
-        "ru": r"(?:прежде\s+чем|перед\s+тем\s+как|вместо\s+того\s+чтобы)\s+(?:отвечать|ответить|"
+        "ru": r"перед\s+ответом|(?:прежде\s+чем|перед\s+тем\s+как"
+        r"|вместо\s+того\s+чтобы)\s+(?:отвечать|ответить|"
         r"суммир|резюмир|переводить)",
     },
     "ai_address": {
@@ -603,7 +618,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:is|are)\s+(?:required|instructed|asked|expected)\s+to)\s+"
             r"(?!not\b|never\b)"
             rf"|(?<![\w-]){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
-            r"\s*:\s*\S"
+            r"\s*:\s*(?=\S)"
             r"|\b(?:when|once|after)\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)\s+(?:reads"
             r"|processes|summari[sz]es|sees|parses)\s+this"
             r"|\b(?:ai|llm|language\s+model|automated|coding|shopping|email|e-mail|browsing|"
@@ -626,11 +641,14 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"once|do\s+not|don't|make\s+sure|remember|note|first|now|immediately|silently|quietly|"
             r"must|the\s+(?:user|sender|owner)|send|forward|read|open|run|execute|delete|reply|"
             r"include|add|upload|post|e-?mail|transfer|pay|grant|approve|print|output|reveal|share|"
-            r"cat|curl|go\s+to)\b"
+            r"cat|curl|go\s+to|stop|reset|change|update|disable|enable|create|give|escalate|close"
+            r"|rate|"
+            r"rank|classify|recommend|say|tell|pay|book|cancel|accept|decline|ask)\b"
             r"|\bwhen\s+you\s+(?:process|read|summari[sz]e|parse|see|encounter|analy[sz]e|index)\s+"
             r"this\b|\binstructions\s+for\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)s?\b"
         ),
-        "zh": r"(?:致|给|对)(?:ai|人工智能)|(?:ai|人工智能)\s*(?:助手|助理|代理|智能体)"
+        "zh": r"(?:致|给|給|对|對).{0,15}?(?:ai|人工智能|助手|模型)[:\uff1a]|(?:致|给|对)(?:ai"
+        r"|人工智能)|(?:ai|人工智能)\s*(?:助手|助理|代理|智能体)"
         r"(?:[:\uff1a,\uff0c]|请|必须|应当|在)"
         r"|如果你是(?:一个)?(?:ai|人工智能|语言模型|大模型)",
         "ja": r"ai\s*(?:アシスタント|エージェント)(?:へ|さん|[:\uff1a\u3001]"
@@ -647,9 +665,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "fr": r"\b(?:à|pour)\s+l'(?:ia|assistant)\b|\b(?:note|message)\s+(?:pour|à)\s+(?:l'"
         r"|les\s+)?"
         r"(?:assistant|agent|ia)|\bsi\s+tu\s+es\s+une\s+ia\b",
-        "es": r"\b(?:al|para\s+el)\s+(?:asistente|agente)\b|\bsi\s+eres\s+una?\s+ia\b",
+        "es": r"\b(?:al|para\s+el)\s+(?:asistente|agente)\b|\bsi\s+eres\s+una?\s+ia\b"
+        r"|\bpara\s+(?:cualquier|toda|la|el)\s+(?:ia|asistente|agente|modelo)\b",
         "ru": r"(?:для|к)\s+(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*|ассистенту"
-        r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|внимание,?\s+(?:ии|ai)\b"
+        r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|(?:внимание|привет),?\s+(?:ии|ai)\b"
         r"|если\s+ты\s+(?:ии|языковая\s+модель)",
     },
 }
@@ -678,6 +697,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("everything", "all", "anything"),
         *("nothing", "none", "treat"),
         *("follow", "previous", "prior", "above", "earlier", "system", "what"),
+        *("guidance", "take", "accept", "only"),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -708,7 +728,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("off", "disable", "deactivate", "remove", "bypass"),
         *("be", "become", "act", "ignores", "ignore", "breaks", "break", "bypasses", "disregard"),
         *("disregards", "stay"),
-        *("two", "ways", "responses", "answers"),
+        *("ways", "responses", "answers"),
+        *("everything", "anything", "reversed", "inverted", "suspended", "deceased", "late"),
+        *("dead",),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -729,6 +751,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("words", "lines", "sentences", "starting", "beginning"),
         *("initialization", "initialisation", "startup", "boot"),
         *("preamble", "given"),
+        *("message", "text", "guidelines", "constraints", "policies"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -746,7 +769,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("extraction", "de"): (
         *("prompt", "passwort", "kennwort", "schlüssel", "anweisungen", "passwort"),
     ),
-    ("extraction", "fr"): ("prompt", "invite", "passe", "clé", "instructions"),
+    ("extraction", "fr"): (*("prompt", "invite", "passe", "clé", "instructions", "passe"),),
     ("extraction", "es"): ("prompt", "contraseña", "clave", "instrucciones"),
     ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци", "переменн"),
     ("authority", "en"): (
@@ -769,6 +792,13 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("rank", "describe", "present"),
         *("remind", "advise", "warn", "ask", "prompt", "request", "must"),
     ),
+    ("output_control", "zh"): ("用户", "使用者"),
+    ("output_control", "ja"): ("ユーザーに",),
+    ("output_control", "ko"): ("사용자에게",),
+    ("output_control", "de"): ("nutzer", "benutzer", "anwender"),
+    ("output_control", "fr"): ("utilisateur",),
+    ("output_control", "es"): ("usuario",),
+    ("output_control", "ru"): ("пользовател",),
     ("evasion", "en"): (
         *("combine", "concatenate", "part", "encode", "convert", "replace", "z", "password"),
         *("passphrase", "secret", "prompt", "instructions"),
@@ -783,7 +813,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("stealth", "de"): ("benutzer", "nutzer", "anwender", "heimlich"),
     ("stealth", "fr"): ("utilisateur", "secret", "discrètement", "ceci"),
     ("stealth", "es"): ("usuario", "secreto"),
-    ("stealth", "ru"): ("пользовател", "тайно", "незаметно"),
+    ("stealth", "ru"): (*("пользовател", "тайно", "незаметно", "пользовател"),),
     ("pre_approval", "en"): (
         *("pre", "preapproved", "preauthorized", "preauthorised", "precleared", "preconfirmed"),
         *("approved", "authorized", "authorised", "confirmed", "user", "need", "ask", "wait"),
@@ -792,6 +822,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("approval", "authorization", "authorisation", "consent", "permission"),
         *("authorize", "authorise", "permit", "allow"),
         *("signed", "okayed"),
+        *("cleared", "permitted", "allowed", "approved", "authorized", "authorised"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -814,7 +845,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("task_hijack", "de"): ("bevor", "statt"),
     ("task_hijack", "fr"): ("avant", "au lieu"),
     ("task_hijack", "es"): ("antes", "en lugar", "además"),
-    ("task_hijack", "ru"): ("прежде", "перед", "вместо"),
+    ("task_hijack", "ru"): (*("прежде", "перед", "вместо", "ответом"),),
     ("ai_address", "en"): (
         *("ai", "ais", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot"),
         *("chatbots", "bot", "bots", "model", "models", "gpt", "chatgpt", "claude", "gemini"),
@@ -825,13 +856,13 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("summarization", "summarisation", "foundation", "reasoning", "models"),
         *("@", "programmer", "coder", "helper", "companion"),
     ),
-    ("ai_address", "zh"): ("ai", "人工智能"),
+    ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): ("ai",),
     ("ai_address", "ko"): ("ai", "인공지능"),
     ("ai_address", "de"): (*("ki", "ki-", "assistent", "sprachmodell", "der", "die"),),
     ("ai_address", "fr"): ("ia", "assistant", "agent"),
-    ("ai_address", "es"): ("asistente", "agente", "ia"),
-    ("ai_address", "ru"): ("ии", "ai", "ассистент"),
+    ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
+    ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет"),),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
@@ -1038,7 +1069,8 @@ SHELL_DEMAND: Final = re.compile(
 """A destructive or download-and-run shell command."""
 
 SECRET_TARGET: Final = re.compile(
-    rf"(?:\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?![^.\n]{{0,40}}\b(?:into|in)\s+(?:the\s+|your\s+"
+    rf"(?<![$\w])(?:\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?![^.\n]{{0,40}}\b(?:into|in)\s+(?:the\s+"
+    rf"|your\s+"
     rf"|a\s+)?"
     r"(?:[\w.`-]+\s+)?(?:field|file|config|settings|form|dashboard|\.env|vault"
     r"|secrets?\s+manager))|\b(?:in|of|inside)\s+(?:your|the)\s+(?:\.env|~/\.ssh"
@@ -1097,6 +1129,35 @@ _ML_VERBS: Final = (
     *("прочитай",),
     *("上傳", "傳送", "轉寄", "刪除"),
 )
+
+_DISCLOSE: Final = (
+    r"(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|list|share|confirm|provide|"
+    r"disclose|leak|spell\s+out|write\s+out|dump|recite|tl;?dr|send\s+me|return|echo|type\s+out|"
+    r"quote|read\s+back|reply\s+with|respond\s+with|answer\s+with)\b"
+)
+_NOT_MINE: Final = r"(?!\s+(?:that\s+)?(?:i|we)\s+(?:wrote|created|made|set|defined|use|have|gave))"
+
+DISCLOSED_SECRET: Final = re.compile(
+    r"\b(?:system\s+prompt|password|passphrase|secret\s+key|access\s+code|api\s+key|developer\s+"
+    rf"message|hidden\s+instructions|system\s+message)s?\b{_NOT_MINE}"
+)
+DISCLOSED_RULES: Final = re.compile(
+    rf"\b(?:prompt|instructions|ruleset|rules|secret|configuration|guidelines)s?\b{_NOT_MINE}"
+)
+"""What an extraction asks for: the hidden prompt, a password, a key; the rules or configuration."""
+
+DISCLOSE_SECRET_VERB: Final = re.compile(
+    rf"{_IMP}{_DISCLOSE}[^.\n]{{0,40}}?\b(?:your|the|all|previous|above|prior|initial|these|hidden|"
+    r"original|full|entire|system)\s+(?:[\w-]+\s+){0,2}?$",
+    re.MULTILINE,
+)
+DISCLOSE_RULES_VERB: Final = re.compile(
+    rf"{_IMP}{_DISCLOSE}[^.\n]{{0,40}}?\b(?:the\s+)?(?:your|all|previous|above|prior|initial|these|"
+    r"hidden|original|system|preceding|earlier|internal|secret|full|complete|exact)\s+"
+    r"(?:[\w-]+\s+){0,2}?$",
+    re.MULTILINE,
+)
+"""An imperative disclosure verb and the words that lead to its object (searched ending there)."""
 
 _EMAIL_ADDRESS: Final = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 EXFILTRATION: Final = re.compile(
@@ -1327,6 +1388,29 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
         ),
         verb=SECRET_VERB,
         reach=80,
+    ),
+    Cue(
+        "extraction",
+        "extraction phrase (en)",
+        DISCLOSED_SECRET,
+        (
+            *("prompt", "password", "passwords", "passphrase", "passphrases", "key", "keys"),
+            *("code",),
+            *("codes", "message", "messages", "instructions"),
+        ),
+        verb=DISCLOSE_SECRET_VERB,
+        reach=40,
+    ),
+    Cue(
+        "extraction",
+        "extraction phrase (en)",
+        DISCLOSED_RULES,
+        (
+            *("prompt", "prompts", "instructions", "ruleset", "rulesets", "rules", "secret"),
+            *("secrets", "configuration", "configurations", "guidelines"),
+        ),
+        verb=DISCLOSE_RULES_VERB,
+        reach=40,
     ),
     Cue(
         "exfiltration",
