@@ -37,8 +37,8 @@ _AI: Final = (
     r"|claude|gemini|copilot|(?:automated|screening"
     r"|ai|llm)\s+(?:[\w-]+\s+)?(?:system|"
     r"assistant|agent|reader|tool|reviewer|screener|software|parser|crawler|summari[sz]er|triager|"
-    r"programmer|coder|helper|companion|"
-    r"bot)|summari[sz]er\s+ai)s?"
+    r"programmer|coder|helper|companion|scheduler|planner|"
+    r"bot)|summari[sz]er\s+ai|ai\s+[a-z-]{3,}(?:er|or|bot))s?"
 )
 
 # -- phrase groups: feature -> language -> pattern -----------------------------------------------
@@ -103,6 +103,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:previous|prior|above|earlier|system)\s+prompt\s+(?:was|is)\s+(?:written\s+by"
             r"|fake|"
             r"injected|malicious|a\s+test|compromised)"
+            r"|\b(?:overriding|overrides|supersedes|superseding|replacing|replaces)\s+(?:all\s+)?"
+            r"(?:previous|prior|earlier|other|existing)\s+(?:ones|instructions|rules|directives"
+            r"|prompts)"
             r"|\btreat\s+(?:this|the\s+following)\s+(?:message|text|prompt"
             r"|note)\s+as\s+(?:your\s+)?"
             r"(?:only|new|real|actual|system|primary)\s+(?:instructions|prompt|rules)"
@@ -126,6 +129,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "de": rf"\b(?:ignorier|vergiss|vergessen|missacht|verwirf)\w*\s+{_W}{{0,4}}?"
         r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben|anordnungen|richtlinien)"
         r"|\b(?:ignorier\w*|vergiss)\s+alles,?\s+(?:was|bisher|zuvor|oben)"
+        r"|\bignorier\w*\s+(?:die|den)\s+(?:anfrage|frage|auftrag|anweisung)\w*\s+des\s+(?:nutzers|"
+        r"benutzers|anwenders)"
         r"|\bdeine\s+(?:neue|eigentliche|wahre)\s+aufgabe\s+ist",
         "fr": rf"\b(?:ignore|oublie|ignorez|oubliez|ne\s+tiens\s+pas\s+compte)\w*\s+{_W}{{0,4}}?"
         r"(?:instructions|consignes|directives|règles|ordres)"
@@ -152,9 +157,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\byou(?:'re|\s+are)\s+now\s+[\w-]*(?:bot|gpt|ai)\b"
             r"|\byou(?:'re|\s+are)\s+now\s+[\w-]+(?:\s+[\w-]+)?\s+and\s+(?:must|will|shall"
             r"|should)\b"
-            r"|\b(?:turn\s+off|disable|deactivate|remove|bypass|switch\s+off)\s+(?:your|the|all"
-            r"|any)\s+"
-            r"(?:safety|content|ethical|moderation)\s+(?:filters?|guidelines|rules|restrictions"
+            r"|\b(?:turn\s+off|disable|deactivate|remove|bypass|switch\s+off)\s+(?:(?:your|the|all"
+            r"|any)\s+)?"
+            r"(?:safety|content|ethical|moderation)\s+(?:filters?|filtering|moderation|guidelines"
+            r"|rules"
+            r"|restrictions"
             r"|checks)"
             r"|\byou\s+are\s+no\s+longer\b"
             r"|\b(?:from\s+(?:here|now)\s+on|going\s+forward|henceforth|from\s+this\s+(?:point"
@@ -181,8 +188,13 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|unrestricted)\s+mode\b"
             r"|\b(?:safety|content|ethical)\s+(?:guidelines|rules|filters|policies|restrictions)\s+"
             r"(?:don't|do\s+not|no\s+longer)\s+(?:exist|apply)"
-            r"|\b(?:answer|respond|reply|talk)\w*\s+(?:\w+\s+){0,3}?without\s+(?:any\s+)?(?:limits|"
-            r"limitations|restrictions|filters|rules|guidelines|censorship)"
+            r"|\b(?:answer|respond|reply|talk)\w*\s+(?:\w+\s+){0,3}?(?:without\s+(?:any\s+)?"
+            r"|with\s+no\s+)"
+            r"(?:limits|limitations|restrictions|filters|filtering|rules|guidelines|censorship)"
+            r"|\b(?:imagine|pretend|suppose)\s+(?:that\s+)?you(?:'re|\s+are|\s+were)\s+an?\s+(?:ai"
+            r"|model|"
+            r"assistant|chatbot)\s+(?:that|which|who|with|without)\b"
+            r"|\bas\s+(?:that|this|such\s+an?)\s+(?:ai|model|assistant)\s+would\b"
             r"|\b(?:ai|assistant|model|chatbot|bot|version\s+of\s+you)\b[^.\n]{0,40}?\b(?:has\s+"
             r"|with\s+)?"
             r"(?:no|zero|without)\s+(?:any\s+)?(?:guidelines|filters|limits|restrictions|rules"
@@ -266,7 +278,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "extraction": {
         "en": (
-            r"\bwhat\s+(?:is|are|was|were)\s+your\s+(?:[\w-]+\s+)?(?:password|passphrase|"
+            r"\b(?:everything|all|what)\s+you\s+(?:were|have\s+been)\s+(?:told|given|instructed)\b"
+            r"|\b(?:which|what)\s+(?:api\s+key|password|token|credentials?|secret)\s+(?:are|do|did"
+            r"|were)\s+"
+            r"you\s+(?:using|use|have)"
+            r"|\bwhat\s+(?:is|are|was|were)\s+your\s+(?:[\w-]+\s+)?(?:password|passphrase|"
             r"secret\s+key|secret|system\s+prompt|access\s+code|instructions|rules|guidelines)\b"
             r"|\bwhat\s+(?:is|was)\s+the\s+(?:secret\s+)?(?:password|passphrase|access\s+code|"
             r"system\s+prompt)\s*(?:[?!]|$)"
@@ -341,9 +357,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "zh": r"(?:告诉我|显示|输出|透露|打印|泄露|给我|说出|确认|提供|重复|发给我).{0,3}?"
         r"(?:你的|您的|系统|初始|隐藏的?|全部).{0,4}?(?:系统提示|提示词|密码|密钥|秘密|指令|设定)"
         r"|(?:系统提示词?|密码|密钥|口令)是什么|确认.{0,6}密码|环境变量",
-        "ja": r"(?:システムプロンプト|パスワード|秘密鍵|秘密のキー|初期設定|指示内容).{0,12}?"
+        "ja": r"(?:システムプロンプト|パスワード|秘密鍵|秘密のキー|初期設定|指示内容)(?:(?!方法"
+        r"|やり方|仕方).){0,12}?"
         r"(?:教えて|見せて|表示|出力|提供|確認)",
-        "ko": r"(?:시스템\s*프롬프트|비밀번호|암호|비밀\s*키|초기\s*지시).{0,20}?"
+        "ko": r"(?:시스템\s*프롬프트|비밀번호|암호|비밀\s*키|초기\s*지시)(?:(?!방법"
+        r"|어떻게).){0,20}?"
         r"(?:알려|보여|말해|출력|공개|제공|확인해)",
         "de": rf"\b(?:gib|zeig|nenn|verrat|bestätig|wiederhol)\w*\s+{_W}{{0,4}}?(?:system-?prompt|"
         r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:ihr|dein)(?:en)?\s+passwort"
@@ -360,9 +378,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "es": rf"\b(?:revela|muestra|dime|dame|envía|envia|confirma|repite)\w*\s+{_W}{{0,4}}?"
         r"(?:prompt\s+del\s+sistema|contraseña|clave\s+secreta|instrucciones\s+iniciales)"
         r"|cuál\s+es\s+(?:tu|su)\s+(?:contraseña|clave)",
-        "ru": rf"(?:покажи|раскрой|скажи|выведи|назови|отправ|подтверди|сообщи|повтори)\w*\s+"
+        "ru": rf"(?:покажи|показать|раскрой|раскрыть|скажи|выведи|вывести|назови|отправ|подтверди"
+        rf"|сообщи|"
+        rf"повтори)\w*\s+"
         rf"{_W}{{0,4}}?(?:системн\w*\s+(?:промпт|инструкци)|парол|секретн\w*\s+ключ|"
-        r"исходн\w*\s+инструкци|переменн\w*\s+окружения|api-?ключ)|какой\s+(?:\u0443\s+(?:тебя"
+        r"исходн\w*\s+инструкци|скрыт\w*\s+инструкци|переменн\w*\s+окружения|api-?ключ)"
+        r"|какой\s+(?:\u0443\s+(?:тебя"
         r"|вас)\s+)?пароль",
     },
     "authority": {
@@ -376,6 +397,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\bcorrect\s+(?:access\s+code|password|passphrase)\b|\bi\s+will\s+give\s+you\s+\$?\d+"
             r"|\bas\s+an?\s+(?:ai|language\s+model|llm)\s+(?:developed|created|trained|built"
             r"|made)\s+by"
+            r"|\bas\s+(?:your|the\s+system)\s+(?:system\s+)?(?:developer|creator|admin"
+            r"|administrator|"
+            r"owner|operator)\b,?\s+(?:i|we)\b"
             r"|\bas\s+(?:the|your)\s+(?:developer|creator|admin|administrator|owner"
             r"|operator)\s+(?:who|that|"
             r"of\s+(?:you|this))|\bfrom\s+(?:openai|anthropic|google\s+deepmind"
@@ -446,7 +470,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         ),
         "zh": r"告诉用户|告訴使用者|通知用户|提醒用户",
         "ja": r"ユーザーに.{0,30}?(?:伝えて|言って|案内して|知らせて)",
-        "ko": r"사용자에게.{0,30}?(?:알려|말해|안내해)",
+        "ko": r"사용자에게.{0,30}?(?:알려|말해|말하|안내해|안내하)",
         "de": r"\b(?:sag|teile|erkläre)\w*\s+(?:dem|den)\s+(?:nutzer|benutzer"
         r"|anwender)\w*\s+(?:mit\s+)?,?\s*"
         r"(?:dass|er|sie)",
@@ -635,7 +659,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"|\b{_AI}\s+(?:that\s+|who\s+|which\s+)?(?:reads?|process(?:es)?|summari[sz]es?"
             rf"|sees?|"
             r"parses?|handles?)\s+this\b"
-            r"|(?:^|[\s\"'(\[{<>:;.|*-])(?:ai|llm|assistant|agent|chatgpt|gpt|claude|copilot"
+            r"|(?:^|[\s\"'(\[{<>:;.|*-])(?:ai|llm|assistant|agent|model|chatgpt|gpt|claude|copilot"
             r"|gemini)\s*(?:,|\u2014|--)\s+(?:\w+\s+){0,3}?(?:ignore|as\s+part|also|before|after"
             r"|when|"
             r"once|do\s+not|don't|make\s+sure|remember|note|first|now|immediately|silently|quietly|"
@@ -643,7 +667,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"include|add|upload|post|e-?mail|transfer|pay|grant|approve|print|output|reveal|share|"
             r"cat|curl|go\s+to|stop|reset|change|update|disable|enable|create|give|escalate|close"
             r"|rate|"
-            r"rank|classify|recommend|say|tell|pay|book|cancel|accept|decline|ask)\b"
+            r"rank|classify|recommend|say|tell|pay|book|cancel|accept|decline|ask|answer|respond|"
+            r"reply|move)\b"
             r"|\bwhen\s+you\s+(?:process|read|summari[sz]e|parse|see|encounter|analy[sz]e|index)\s+"
             r"this\b|\binstructions\s+for\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)s?\b"
         ),
@@ -654,10 +679,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "ja": r"ai\s*(?:アシスタント|エージェント)(?:へ|さん|[:\uff1a\u3001]"
         r"|は.{0,20}(?:ください|必要))"
         r"|(?:あなたが)?ai(?:なら|である場合)|ai(?:へ|に告ぐ)[:\uff1a\u3001]?",
-        "ko": r"(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
+        "ko": r"(?:읽는|처리하는|요약하는|보는)\s*(?:ai|인공지능)(?:는|에게|여)"
+        r"|(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
         r"(?:에게|님|께|여|[:\uff1a,])"
         r"|(?:당신이|네가)\s*ai라면",
         "de": r"\b(?:der|die)\s+(?:ki|ki-\w+|assistent\w*|sprachmodell)\s+(?:muss|soll|darf)\b"
+        r"|\b(?:achtung|hinweis|hallo)\s*,?\s*(?:ki|ki-\w+)\b\s*[:,!]"
         r"|\b(?:an\s+(?:den|die)|für\s+(?:den|die)|liebe[rs]?|hallo|hinweis\s+an\s+(?:den"
         r"|die))\s+"
         r"(?:ki\b|ki-\w+|assistent\w*|sprachmodell)|\bki-(?:assistent|agent)\w*\s*[:,]"
@@ -698,6 +725,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("nothing", "none", "treat"),
         *("follow", "previous", "prior", "above", "earlier", "system", "what"),
         *("guidance", "take", "accept", "only"),
+        *("overriding", "overrides", "supersedes", "superseding", "replacing", "replaces"),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -705,7 +733,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("override", "ja"): ("無視", "忘れ", "任務"),
     ("override", "ko"): ("무시", "잊", "임무"),
-    ("override", "de"): ("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "aufgabe"),
+    ("override", "de"): (
+        *("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "aufgabe", "ignorier"),
+    ),
     ("override", "fr"): (
         *("ignore", "oublie", "ignorez", "oubliez", "tiens pas compte", "tâche", "mission"),
     ),
@@ -731,6 +761,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ways", "responses", "answers"),
         *("everything", "anything", "reversed", "inverted", "suspended", "deceased", "late"),
         *("dead",),
+        *("imagine", "suppose", "would", "filtering", "moderation"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -752,6 +783,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("initialization", "initialisation", "startup", "boot"),
         *("preamble", "given"),
         *("message", "text", "guidelines", "constraints", "policies"),
+        *("told", "instructed", "which", "what", "token", "credential", "credentials"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -778,6 +810,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("correct", "give", "developed", "created", "trained", "built", "made", "reset"),
         *("message", "instruction", "notice", "directive", "update"),
         *("as", "from"),
+        *("admin", "administrator", "developer", "creator", "owner", "operator"),
     ),
     ("authority", "zh"): ("我是你的", "模式", "开发的", "系统", "来自"),
     ("authority", "ja"): ("私は", "モード", "開発された"),
@@ -855,11 +888,14 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("automatic", "machine"),
         *("summarization", "summarisation", "foundation", "reasoning", "models"),
         *("@", "programmer", "coder", "helper", "companion"),
+        *("scheduler", "planner"),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): ("ai",),
-    ("ai_address", "ko"): ("ai", "인공지능"),
-    ("ai_address", "de"): (*("ki", "ki-", "assistent", "sprachmodell", "der", "die"),),
+    ("ai_address", "ko"): (*("ai", "인공지능", "읽는", "처리하는", "요약하는", "보는"),),
+    ("ai_address", "de"): (
+        *("ki", "ki-", "assistent", "sprachmodell", "der", "die", "achtung", "hinweis", "hallo"),
+    ),
     ("ai_address", "fr"): ("ia", "assistant", "agent"),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
     ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет"),),
@@ -1069,7 +1105,9 @@ SHELL_DEMAND: Final = re.compile(
 """A destructive or download-and-run shell command."""
 
 SECRET_TARGET: Final = re.compile(
-    rf"(?<![$\w])(?:\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?![^.\n]{{0,40}}\b(?:into|in)\s+(?:the\s+"
+    rf"(?<![$\w])(?:\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?!\s+(?:policy|policies|document|reset|"
+    r"manager|strength|requirements|hint|field|change|expiry|length|rules|guidelines"
+    r"|rotation)\b)(?![^.\n]{{0,40}}\b(?:into|in)\s+(?:the\s+"
     rf"|your\s+"
     rf"|a\s+)?"
     r"(?:[\w.`-]+\s+)?(?:field|file|config|settings|form|dashboard|\.env|vault"
@@ -1140,6 +1178,9 @@ _NOT_MINE: Final = r"(?!\s+(?:that\s+)?(?:i|we)\s+(?:wrote|created|made|set|defi
 DISCLOSED_SECRET: Final = re.compile(
     r"\b(?:system\s+prompt|password|passphrase|secret\s+key|access\s+code|api\s+key|developer\s+"
     rf"message|hidden\s+instructions|system\s+message)s?\b{_NOT_MINE}"
+    r"(?!\s+(?:policy|policies|document|reset|manager|strength|requirements|hint|field|change"
+    r"|expiry|"
+    r"length|rules|guidelines))"
 )
 DISCLOSED_RULES: Final = re.compile(
     rf"\b(?:prompt|instructions|ruleset|rules|secret|configuration|guidelines)s?\b{_NOT_MINE}"
@@ -1174,7 +1215,7 @@ EXFILTRATION: Final = re.compile(
 
 DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
-    "escalate assign close "
+    "escalate assign close move reschedule schedule "
     "kindly always never don immediately ask ignore disregard forget run execute send forward "
     "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
@@ -1207,6 +1248,7 @@ ROLE_TAG_LABEL: Final = re.compile(
     r"alert|directive)?[\"']?\s*:(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
     r"|should|"
     r"ignore|now|new|always|never|do\s+not)\b)"
+    r"|\bnew\s+(?:system|priority)\s+(?:instructions?|prompt|message|directive)\s*:"
     r"|(?<![\w-])(?:admin|administrator|developer|operator)\s+(?:note|message|notice|instruction|"
     r"override)\s*:",
     re.MULTILINE,
@@ -1214,6 +1256,18 @@ ROLE_TAG_LABEL: Final = re.compile(
 """A chat-template token, a role element or a role label that text from a user or a document
 has no reason to hold, anywhere in the text (`"note": "SYSTEM: ..."` inside JSON as much as at a
 line start)."""
+
+ROLE_TAG_FOREIGN: Final = re.compile(
+    r"(?:\[?(?:系统|系統)\]?|(?:系统|系統)(?:消息|通知|提示))\s*[:\uff1a](?=[^\n]{0,40}(?:助手|你"
+    r"|必须|ai))"
+    r"|システム(?:メッセージ)?\s*[:\uff1a](?=[^\n]{0,40}(?:アシスタント|あなた|ai|必ず))"
+    r"|시스템\s*(?:메시지)?\s*[:\uff1a](?=[^\n]{0,40}(?:어시스턴트|ai|너|당신|반드시))"
+    r"|\bsystem(?:nachricht|hinweis)\s*:(?=[^\n]{0,80}(?:assistent|\bki\b|\bdu\b|musst|muss))"
+    r"|\bmessage\s+(?:du\s+)?système\s*:(?=[^\n]{0,80}(?:assistant|\bia\b|\btu\b|vous|dois|doit))"
+    r"|\bmensaje\s+del\s+sistema\s*:(?=[^\n]{0,80}(?:asistente|\bia\b|tú|debes|debe))"
+    r"|системное\s+сообщение\s*:(?=[^\n]{0,80}(?:ассистент|ии\b|ты\b|должен))"
+)
+"""A role label in another language, followed by words to the model."""
 
 FAKE_TURN: Final = re.compile(
     r"(?:user|human)(?<![^\s\"'{\[n]user)(?<![^\s\"'{\[n]human)\s*:\s*\S[^\n]{0,400}?"
@@ -1297,7 +1351,8 @@ IMAGE_DATA: Final = re.compile(
 """In an image URL: a query value long enough to carry data, or a placeholder to fill in."""
 
 IMAGE_INSTRUCTION: Final = re.compile(
-    r"\b(?:render|display|show|include|append|add|insert|output|embed)\b[^\n]{0,80}?\b(?:image|"
+    r"\b(?:render|display|show|include|append|add|insert|output|embed|end|finish|put|place|attach)"
+    r"\b[^\n]{0,80}?\b(?:image|"
     r"markdown|img|pixel|picture|link|url)\b[^\n]{0,120}?\b(?:with|containing|replac\w+|fill\w*"
     r"|append\w*|"
     r"encod\w+|where|whose|followed|plus)\b[^\n]{0,80}?\b(?:user|conversation|chat|history|email"
@@ -1437,6 +1492,16 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
             *("system", "instruction", "instructions", "assistant", "admin", "administrator"),
             *("developer", "operator"),
         ),
+    ),
+    Cue(
+        "role_tag",
+        "role tag",
+        ROLE_TAG_FOREIGN,
+        (
+            *("系统", "系統", "システム", "시스템", "systemnachricht", "systemhinweis", "système"),
+            *("sistema", "системное"),
+        ),
+        foreign=True,
     ),
     Cue(
         "fake_turn",
