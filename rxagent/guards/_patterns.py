@@ -106,6 +106,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:overriding|overrides|supersedes|superseding|replacing|replaces)\s+(?:all\s+)?"
             r"(?:previous|prior|earlier|other|existing)\s+(?:ones|instructions|rules|directives"
             r"|prompts)"
+            r"|\b(?:consider|treat|regard)\s+(?:all\s+)?(?:of\s+)?(?:your\s+|the\s+)?(?:previous"
+            r"|prior|earlier|"
+            r"above|original)\s+(?:instructions|rules|prompts?|directives)\s+(?:as\s+)?(?:null"
+            r"|void|"
+            r"invalid|cancel+ed|obsolete|irrelevant|revoked)"
+            r"|\bi\s+(?:set|make|write)\s+the\s+rules\s+(?:now|here|from\s+now)"
             r"|\btreat\s+(?:this|the\s+following)\s+(?:message|text|prompt"
             r"|note)\s+as\s+(?:your\s+)?"
             r"(?:only|new|real|actual|system|primary)\s+(?:instructions|prompt|rules)"
@@ -197,7 +203,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\bas\s+(?:that|this|such\s+an?)\s+(?:ai|model|assistant)\s+would\b"
             r"|\b(?:ai|assistant|model|chatbot|bot|version\s+of\s+you)\b[^.\n]{0,40}?\b(?:has\s+"
             r"|with\s+)?"
-            r"(?:no|zero|without)\s+(?:any\s+)?(?:guidelines|filters|limits|restrictions|rules"
+            r"(?:no|zero|without)\s+(?:any\s+)?(?:guidelines|filters|limits|limitations"
+            r"|restrictions|rules"
             r"|censorship|"
             r"morals|ethics)\b"
             r"|\b(?:be|become|act\s+as)\s+(?:my|an?|the)\s+(?:\w+\s+)?(?:uncensored|unfiltered|"
@@ -233,7 +240,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:no|without\s+any|free\s+of|broken\s+free\s+of)\s+(?:[\w-]+\s+){0,2}?"
             r"(?:content\s+polic(?:y|ies)|censorship|ethical\s+guidelines|moral\s+(?:guidelines|"
             r"constraints)|safety\s+(?:guidelines|filters|restrictions))\b"
-            r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+character"
+            r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+(?:character|role)"
+            r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+"
             r"|\b(?:act|respond|answer|behave)\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|"
             r"uncensored|evil|jailbroken|amoral)|\bnever\s+refuses?\b|\bhas\s+no\s+(?:rules|ethics"
             r"|morals)"
@@ -255,7 +263,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "ja": r"(?:今から|これから)あなたは.{0,12}(?:ai|アシスタント|制限|dan)"
         r"|開発者モード(?:で(?:応答|回答)|が有効|の出力)"
         r"|開発者モードに(?:入|切り替え)|制限のない(?:ai|アシスタント)|制限なしで(?:答え|回答)",
-        "ko": r"(?:지금부터|이제부터|이제)\s*(?:너는|당신은).{0,12}(?:ai|어시스턴트|제한|dan)"
+        "ko": r"(?:지금부터|이제부터|이제)\s*(?:너는|당신은).{0,12}(?:ai|어시스턴트|제한|dan|규칙)"
+        r"|(?:너는|당신은)\s*(?:지금부터|이제부터|이제).{0,12}(?:ai|어시스턴트|제한|dan|규칙)"
+        r"|규칙이\s*없는\s*(?:ai|인공지능)"
         r"|개발자\s*모드(?:로|에서)\s*(?:응답"
         r"|답변|전환)"
         r"|개발자\s*모드\s*(?:활성화됨|출력)|제한\s*없는\s*(?:ai|인공지능)|탈옥",
@@ -549,6 +559,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:confirmation|user\s+approval|permission)"
             r"|\byou\s+(?:are|have\s+been)\s+(?:authori[sz]ed|permitted|cleared)\s+to\b"
             r"|\bi\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow)\s+you\s+to\b"
+            r"|\bwithout\s+(?:further|any|additional|extra)\s+(?:checks?|review|verification"
+            r"|approval|"
+            r"confirmation)"
+            r"|\b(?:was|been|is)\s+(?:already\s+)?(?:approved|authori[sz]ed|signed\s+off"
+            r"|cleared)\s+by\s+"
+            r"(?:the\s+)?\w+"
             r"|\b(?:cleared|authori[sz]ed|permitted|allowed|approved)\s+you\s+to\b"
             r"|\b(?:has\s+|have\s+)?(?:already\s+)?(?:approved|authori[sz]ed|signed\s+off\s+on"
             r"|okayed)\s+"
@@ -619,6 +635,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
             rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\b"
+            r"|\b(?:for|to)\s+(?:the\s+)?automation\s*[:\u2014]"
+            rf"|\(\s*(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\s*\)"
             rf"|\b(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
             r"[:\u2014]"
             r"|\b(?:if|when|while)\s+(?:you(?:'re|\s+are)|an?)\s+(?:an?\s+)?(?:ai|llm"
@@ -676,7 +694,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|人工智能)|(?:ai|人工智能)\s*(?:助手|助理|代理|智能体)"
         r"(?:[:\uff1a,\uff0c]|请|必须|应当|在)"
         r"|如果你是(?:一个)?(?:ai|人工智能|语言模型|大模型)",
-        "ja": r"ai\s*(?:アシスタント|エージェント)(?:へ|さん|[:\uff1a\u3001]"
+        "ja": r"(?:処理する|読んでいる|読む|要約する)ai(?:エージェント|アシスタント)?(?:は|へ|に)"
+        r"|ai\s*(?:アシスタント|エージェント)(?:へ|さん|[:\uff1a\u3001]"
         r"|は.{0,20}(?:ください|必要))"
         r"|(?:あなたが)?ai(?:なら|である場合)|ai(?:へ|に告ぐ)[:\uff1a\u3001]?",
         "ko": r"(?:읽는|처리하는|요약하는|보는)\s*(?:ai|인공지능)(?:는|에게|여)"
@@ -689,13 +708,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|die))\s+"
         r"(?:ki\b|ki-\w+|assistent\w*|sprachmodell)|\bki-(?:assistent|agent)\w*\s*[:,]"
         r"|\bwenn\s+du\s+(?:eine\s+)?ki\s+bist",
-        "fr": r"\b(?:à|pour)\s+l'(?:ia|assistant)\b|\b(?:note|message)\s+(?:pour|à)\s+(?:l'"
+        "fr": r"\bpour\s+(?:tout|toute|chaque)\s+(?:assistant|agent|ia|modèle)\b|\b(?:à"
+        r"|pour)\s+l'(?:ia|assistant)\b|\b(?:note|message)\s+(?:pour|à)\s+(?:l'"
         r"|les\s+)?"
         r"(?:assistant|agent|ia)|\bsi\s+tu\s+es\s+une\s+ia\b",
         "es": r"\b(?:al|para\s+el)\s+(?:asistente|agente)\b|\bsi\s+eres\s+una?\s+ia\b"
         r"|\bpara\s+(?:cualquier|toda|la|el)\s+(?:ia|asistente|agente|modelo)\b",
         "ru": r"(?:для|к)\s+(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*|ассистенту"
-        r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|(?:внимание|привет),?\s+(?:ии|ai)\b"
+        r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|(?:ии|ai)\s*,\s*(?:который"
+        r"|которая)\s+"
+        r"(?:читает|обрабатывает|видит)|(?:внимание|привет),?\s+(?:ии|ai)\b"
         r"|если\s+ты\s+(?:ии|языковая\s+модель)",
     },
 }
@@ -726,6 +748,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("follow", "previous", "prior", "above", "earlier", "system", "what"),
         *("guidance", "take", "accept", "only"),
         *("overriding", "overrides", "supersedes", "superseding", "replacing", "replaces"),
+        *("write",),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -762,10 +785,11 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("everything", "anything", "reversed", "inverted", "suspended", "deceased", "late"),
         *("dead",),
         *("imagine", "suppose", "would", "filtering", "moderation"),
+        *("system",),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
-    ("persona", "ko"): ("너는", "당신은", "개발자", "제한", "탈옥"),
+    ("persona", "ko"): (*("너는", "당신은", "개발자", "제한", "탈옥", "규칙이"),),
     ("persona", "de"): ("bist", "entwicklermodus", "einschränkungen"),
     ("persona", "fr"): ("maintenant", "désormais", "développeur", "restriction"),
     ("persona", "es"): ("eres", "desarrollador", "restricciones"),
@@ -856,6 +880,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("authorize", "authorise", "permit", "allow"),
         *("signed", "okayed"),
         *("cleared", "permitted", "allowed", "approved", "authorized", "authorised"),
+        *("signed",),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -889,14 +914,15 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("summarization", "summarisation", "foundation", "reasoning", "models"),
         *("@", "programmer", "coder", "helper", "companion"),
         *("scheduler", "planner"),
+        *("automation",),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
-    ("ai_address", "ja"): ("ai",),
+    ("ai_address", "ja"): (*("ai", "処理する", "読んでいる", "読む", "要約する"),),
     ("ai_address", "ko"): (*("ai", "인공지능", "읽는", "처리하는", "요약하는", "보는"),),
     ("ai_address", "de"): (
         *("ki", "ki-", "assistent", "sprachmodell", "der", "die", "achtung", "hinweis", "hallo"),
     ),
-    ("ai_address", "fr"): ("ia", "assistant", "agent"),
+    ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
     ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет"),),
 }
@@ -1131,6 +1157,7 @@ ACTION_ML: Final = re.compile(
     r"|(?:密码|密钥|令牌|凭证|\.env|通讯录|联系人|所有(?:邮件|文件)|聊天记录)(?:.{0,30}?)(?:发送"
     r"|发到|发给|"
     r"转发|上传|删除)"
+    r"|(?:管理者権限|権限).{0,30}?付与"
     r"|(?:パスワード|apiキー|api\s*key|秘密鍵|認証情報|\.env|連絡先|すべての(?:メール|ファイル)"
     r"|チャット履歴)"
     r".{0,40}?(?:送信|転送|アップロード|削除|送金)"
@@ -1166,6 +1193,7 @@ _ML_VERBS: Final = (
     *("sube", "отправ", "перешли", "пересл", "переведи", "удали", "загрузи", "скопируй"),
     *("прочитай",),
     *("上傳", "傳送", "轉寄", "刪除"),
+    *("付与",),
 )
 
 _DISCLOSE: Final = (
@@ -1215,7 +1243,7 @@ EXFILTRATION: Final = re.compile(
 
 DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
-    "escalate assign close move reschedule schedule "
+    "escalate assign close move reschedule schedule ferme fermez "
     "kindly always never don immediately ask ignore disregard forget run execute send forward "
     "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
@@ -1284,7 +1312,11 @@ DELIMITER: Final = re.compile(
     r"result)|search\s+results?|web\s*page|page|file|content)"
     r"|\bnew\s+(?:instructions|task|rules)\s*:|%%%\s*end|</(?:user_?data|user_?input|document|"
     r"context|input|data|email|text|tool_?(?:result|output|response)|function_?results?|"
-    r"search_?results?|observation|untrusted(?:_\w+)?)>|\bend\s+(?:user|untrusted)\s+input\b"
+    r"search_?results?|observation|untrusted(?:_\w+)?)>(?=\s*\S)|\bend\s+(?:user"
+    r"|untrusted)\s+input\b"
+    r"|\b(?:begin|end|start)\s+(?:ai|agent|assistant|llm|model|system)\s+(?:note|instructions?"
+    r"|message|"
+    r"directive)s?\b"
     r"|\b(?:tool|function)\s+(?:output|result|response)\s+(?:ends|complete|finished)\b"
     r"|^\s*(?:observation|function\s+result|tool\s+result)\s*:\s*[^\n]{0,200}\n\s*(?:assistant|"
     r"system)\s*:",
@@ -1379,14 +1411,18 @@ DISCUSSION: Final = re.compile(
     r"\b(?:red[- ]team\w*|security\s+(?:training|awareness|talk|research\w*|course|review)|"
     r"examples?\s+of\s+(?:an?\s+)?(?:prompt|injection|attack|jailbreak|phishing|malicious)|"
     r"(?:the|this|a)\s+(?:paper|study|article|blog\s+post|talk|lecture)|the\s+authors|"
-    r"(?:my|the|a|this)\s+(?:story|scene)|the\s+(?:phrase|string|payload)|test\s+cases?|"
+    r"(?:my|the|a|this)\s+(?:story|scene|film|movie|show|series|episode|play)|the\s+(?:phrase"
+    r"|string|"
+    r"payload)|test\s+cases?|(?:known|common|famous|classic)\s+(?:jailbreak|attack|injection"
+    r"|exploit)|"
     r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
     r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they)\s+(?:write"
     r"|type|"
     r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
     r"should\s+(?:it|we|the\s+\w+)\s+(?:block|flag|catch|detect))\b"
-    r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|the\s+(?:phrase|string|"
+    r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|says|said|whispers|shouts|"
+    r"replies|the\s+(?:phrase|string|"
     r"message|prompt|sentence))\s*[:,]?\s*[\"'\u201c\u2018`]"
 )
 """Phrases of talk *about* injection: a paper, a story, an example, security training."""
@@ -1398,6 +1434,8 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
         *("building", "build", "writing", "training", "train", "should", "sends", "types"),
         *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
+        *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
+        *("classic", "says", "said", "whispers", "shouts", "replies"),
         *("what",),
     ),
     words=True,
@@ -1515,7 +1553,7 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
         "fake delimiter",
         DELIMITER,
         (
-            *("end", "begin", "instructions", "task", "rules", "</", "%%%", "observation"),
+            *("end", "begin", "start", "instructions", "task", "rules", "</", "%%%", "observation"),
             *("result",),
             *("output", "response"),
         ),
