@@ -23,7 +23,8 @@ _W: Final = r"(?:[\w'\u2019-]+\s+)"  # one word and its following space
 
 # an imperative context: the start of a clause, or a request word just before the verb
 _IMP: Final = (
-    r"(?:^|(?<=[.!?:;,\n\"'(\[*>\u201c-])\s*|\b(?:please|pls|kindly|you|you\s+to|can\s+you"
+    r"(?:^|(?<=[.!?:;,\n\"'(\[*>\u201c])\s*|(?<=\s-)\s*|\b(?:please|pls|kindly|you|you\s+to"
+    r"|can\s+you"
     r"|could\s+you|"
     r"would\s+you|will\s+you|if\s+you|must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|"
     r"is\s+to|are\s+to|and|then|now|just|also|first|simply|immediately)\s+)"
@@ -112,6 +113,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|void|"
             r"invalid|cancel+ed|obsolete|irrelevant|revoked)"
             r"|\bi\s+(?:set|make|write)\s+the\s+rules\s+(?:now|here|from\s+now)"
+            r"|\b(?:everything|all|anything)\s+(?:you(?:'ve|\s+have)\s+been\s+(?:told|instructed"
+            r"|given)|(?:that\s+)?"
+            r"you\s+were\s+(?:told|instructed|given))\s+(?:\w+\s+){0,3}?(?:is|are"
+            r"|was)\s+(?:now\s+)?"
+            r"(?:cancel+ed|void|revoked|obsolete|invalid|null)"
+            r"|\b(?:start\s+over|begin\s+again|reset)\s+with\s+(?:my|these|new)\s+(?:rules"
+            r"|instructions)"
+            r"|\b(?:pay\s+no\s+attention\s+to|don't\s+pay\s+attention\s+to)\s+(?:your|the|any|all"
+            r"|previous|"
+            r"prior)\s+(?:\w+\s+)?(?:instructions|rules|guidelines|directives|prompt|policies)"
             r"|\btreat\s+(?:this|the\s+following)\s+(?:message|text|prompt"
             r"|note)\s+as\s+(?:your\s+)?"
             r"(?:only|new|real|actual|system|primary)\s+(?:instructions|prompt|rules)"
@@ -242,6 +253,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"constraints)|safety\s+(?:guidelines|filters|restrictions))\b"
             r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+(?:character|role)"
             r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+"
+            r"|\b(?:released|freed|free|liberated|exempt)\s+from\s+(?:all\s+|any\s+|its\s+"
+            r"|your\s+)?"
+            r"(?:content\s+polic(?:y|ies)|rules|restrictions|guidelines|filters|constraints|safety)"
             r"|\b(?:act|respond|answer|behave)\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|"
             r"uncensored|evil|jailbroken|amoral)|\bnever\s+refuses?\b|\bhas\s+no\s+(?:rules|ethics"
             r"|morals)"
@@ -349,6 +363,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|your)\s+(?:[\w-]+\s+)?"
             r"(?:password|passphrase|secret\s+key|api\s+key|system\s+prompt|instructions)"
             r"|\b(?:initiali[sz]ation|startup|boot)\s+(?:text|prompt|message|instructions)\b"
+            r"|\b(?:instructions|text|prompt|message|messages)\s+at\s+the\s+(?:very\s+)?(?:top"
+            r"|start|"
+            r"beginning)\s+of\s+(?:this|our|the)\s+(?:conversation|chat|context)"
+            r"|\b(?:the\s+ones|instructions|text|messages?)\s+(?:that\s+)?i\s+(?:can't|cannot"
+            r"|can\s+not)\s+see\b"
             r"|\b(?:hidden|secret|system|initial|original)\s+preamble\b"
             r"|\byou\s+were\s+given\s+before\s+(?:i|we|this|our|the)\b"
             r"|\b(?:text|instructions|prompt|message|rules)\s+(?:that\s+)?you\s+(?:got|received"
@@ -425,7 +444,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|作为.{0,12}开发的(?:ai|人工智能|模型)|系统(?:通知|重置|覆盖)|来自(?:系统|管理员)的",
         "ja": r"私は(?:神|あなたの(?:上司|開発者|管理者))|(?:メンテナンス|デバッグ|管理者)モード"
         r"|(?:によって|が)開発された(?:ai|人工知能)",
-        "ko": r"나는\s*(?:너의|당신의)\s*(?:개발자|관리자|주인)|(?:유지\s*보수|유지\s*관리|디버그"
+        "ko": r"관리자\s*(?:지시|명령|메시지)|나는\s*(?:너의|당신의)\s*(?:개발자|관리자|주인)"
+        r"|(?:유지\s*보수|유지\s*관리|디버그"
         r"|관리자|점검)\s*모드"
         r"|(?:개발|제작)한\s*(?:ai|인공지능)(?:로서|으로서)",
         "de": r"\bich\s+bin\s+dein\s+(?:entwickler|schöpfer|administrator)"
@@ -478,7 +498,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:recommend|rate|rank|describe|present)\s+(?:this|our)\s+(?:product|site|company|"
             r"candidate|app|service)\s+as\b"
         ),
-        "zh": r"告诉用户|告訴使用者|通知用户|提醒用户",
+        "zh": r"告诉用户|告訴使用者|通知用户|提醒用户|让用户(?:访问|点击|登录|输入|前往)",
         "ja": r"ユーザーに.{0,30}?(?:伝えて|言って|案内して|知らせて)",
         "ko": r"사용자에게.{0,30}?(?:알려|말해|말하|안내해|안내하)",
         "de": r"\b(?:sag|teile|erkläre)\w*\s+(?:dem|den)\s+(?:nutzer|benutzer"
@@ -583,7 +603,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "zh": r"已(?:经)?(?:获得)?(?:批准|授权|预先批准)|无需(?:确认|询问|征得|用户)|不需要(?:确认"
         r"|询问)|预先授权",
         "ja": r"承認済み|確認(?:は)?不要|確認せずに|許可済み",
-        "ko": r"(?:이미|사전)\s*승인|확인\s*없이|확인할\s*필요\s*(?:가\s*)?없",
+        "ko": r"(?:이미|사전)\s*승인|확인\s*없이|묻지\s*(?:말고|않고)|확인할\s*필요\s*(?:가\s*)?없",
         "de": r"bereits\s+(?:genehmigt|freigegeben|autorisiert)|vorab\s+genehmigt"
         r"|ohne\s+(?:rückfrage|bestätigung|nachzufragen)|keine\s+bestätigung\s+(?:nötig"
         r"|erforderlich)",
@@ -636,6 +656,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
             rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\b"
             r"|\b(?:for|to)\s+(?:the\s+)?automation\s*[:\u2014]"
+            rf"|\b(?:for|to)\s+(?:the\s+|any\s+|all\s+"
+            rf"|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\s+(?:only|alone)"
+            r"\)?\s*[:\u2014]"
+            rf"|\b(?:to|for)\s+(?:the|any|all|every)\s+{_AI}\s+(?:\w+ing|that|who"
+            rf"|which)\b[^:\n]{{0,40}}:"
             rf"|\(\s*(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\s*\)"
             rf"|\b(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
             r"[:\u2014]"
@@ -699,6 +724,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|は.{0,20}(?:ください|必要))"
         r"|(?:あなたが)?ai(?:なら|である場合)|ai(?:へ|に告ぐ)[:\uff1a\u3001]?",
         "ko": r"(?:읽는|처리하는|요약하는|보는)\s*(?:ai|인공지능)(?:는|에게|여)"
+        r"|(?:어시스턴트|인공지능|에이전트)(?:는|은)\s.{0,40}?(?:해야|하세요|하십시오)"
         r"|(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
         r"(?:에게|님|께|여|[:\uff1a,])"
         r"|(?:당신이|네가)\s*ai라면",
@@ -749,6 +775,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("guidance", "take", "accept", "only"),
         *("overriding", "overrides", "supersedes", "superseding", "replacing", "replaces"),
         *("write",),
+        *("start", "begin", "reset", "pay", "attention"),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -786,6 +813,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("dead",),
         *("imagine", "suppose", "would", "filtering", "moderation"),
         *("system",),
+        *("released", "freed", "free", "liberated", "exempt"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -808,6 +836,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("preamble", "given"),
         *("message", "text", "guidelines", "constraints", "policies"),
         *("told", "instructed", "which", "what", "token", "credential", "credentials"),
+        *("ones", "top", "messages"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -838,7 +867,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("authority", "zh"): ("我是你的", "模式", "开发的", "系统", "来自"),
     ("authority", "ja"): ("私は", "モード", "開発された"),
-    ("authority", "ko"): ("나는", "모드", "한"),
+    ("authority", "ko"): (*("나는", "모드", "한", "관리자"),),
     ("authority", "de"): ("ich", "modus", "entwickelte"),
     ("authority", "fr"): ("suis", "mode", "en tant qu"),
     ("authority", "es"): ("soy", "modo", "como"),
@@ -849,7 +878,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("rank", "describe", "present"),
         *("remind", "advise", "warn", "ask", "prompt", "request", "must"),
     ),
-    ("output_control", "zh"): ("用户", "使用者"),
+    ("output_control", "zh"): (*("用户", "使用者", "让用户"),),
     ("output_control", "ja"): ("ユーザーに",),
     ("output_control", "ko"): ("사용자에게",),
     ("output_control", "de"): ("nutzer", "benutzer", "anwender"),
@@ -884,7 +913,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
-    ("pre_approval", "ko"): ("승인", "확인"),
+    ("pre_approval", "ko"): (*("승인", "확인", "묻지"),),
     ("pre_approval", "de"): ("genehmigt", "freigegeben", "autorisiert", "ohne", "bestätigung"),
     ("pre_approval", "fr"): ("approuvé", "autorisé", "validé", "confirm"),
     ("pre_approval", "es"): ("aprobad", "autorizad", "confirm", "preguntar"),
@@ -918,7 +947,10 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): (*("ai", "処理する", "読んでいる", "読む", "要約する"),),
-    ("ai_address", "ko"): (*("ai", "인공지능", "읽는", "처리하는", "요약하는", "보는"),),
+    ("ai_address", "ko"): (
+        *("ai", "인공지능", "읽는", "처리하는", "요약하는", "보는", "어시스턴트", "인공지능"),
+        *("에이전트",),
+    ),
     ("ai_address", "de"): (
         *("ki", "ki-", "assistent", "sprachmodell", "der", "die", "achtung", "hinweis", "hallo"),
     ),
@@ -1102,14 +1134,15 @@ _DATA: Final = (
     r"credit\s+card|card\s+numbers?|bank\s+(?:details|account)|\biban\b|social\s+security|"
     r"(?:the\s+)?user(?:'s|s')\s+(?:\w+\s+)?(?:e-?mails|files|messages|contacts|data|documents|"
     r"address|phone|location|history|calendar|inbox|notes|details|information|info|profile|"
-    r"photos|drive|folders?|files|documents|contacts|passport|card))"
+    r"photos|drive|folders?|files|documents|contacts|passport|card|orders|subscriptions|account|"
+    r"payments?))"
 )
 _ACT: Final = (
     r"\b(?:send|forward|e-?mail|mail|transfer|wire|pay|upload|post|leak|exfiltrate|copy|paste|"
     r"include|attach|read|open|cat|print|output|dump|share|delete|remove|erase|wipe|drop|truncate|"
     r"run|execute|exec|call|curl|wget|fetch|add|grant|export|sync|submit|publish|reveal|list|"
     r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc|escalate|"
-    r"promote|elevate)(?:e?s|ing"
+    r"promote|elevate|cancel|buy|purchase|order)(?:e?s|ing"
     r"|ed)?\b"
 )
 
@@ -1243,7 +1276,7 @@ EXFILTRATION: Final = re.compile(
 
 DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
-    "escalate assign close move reschedule schedule ferme fermez "
+    "escalate assign close move reschedule schedule ferme fermez cancel buy purchase order confirm "
     "kindly always never don immediately ask ignore disregard forget run execute send forward "
     "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
@@ -1258,7 +1291,7 @@ DIRECTIVE_WORDS: Final = frozenset(
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
     *("하세요", "하십시오", "해라", "해야", "반드시", "즉시", "주세요", "請", "務必", "必須"),
-    *("立刻",),
+    *("立刻", "不要", "而是", "让用户"),
 )
 """A demand: a modal, a request word or an imperative verb (checked just after an address)."""
 
@@ -1421,7 +1454,8 @@ DISCUSSION: Final = re.compile(
     r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
     r"should\s+(?:it|we|the\s+\w+)\s+(?:block|flag|catch|detect))\b"
-    r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|says|said|whispers|shouts|"
+    r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|says|said|saying|reading|"
+    r"stating|whispers|shouts|"
     r"replies|the\s+(?:phrase|string|"
     r"message|prompt|sentence))\s*[:,]?\s*[\"'\u201c\u2018`]"
 )
@@ -1435,7 +1469,8 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("building", "build", "writing", "training", "train", "should", "sends", "types"),
         *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
         *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
-        *("classic", "says", "said", "whispers", "shouts", "replies"),
+        *("classic", "says", "said", "whispers", "shouts", "replies", "saying", "reading"),
+        *("stating",),
         *("what",),
     ),
     words=True,
@@ -1461,6 +1496,7 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
             *("credit", "card", "bank", "iban", "social", "account", "directory", "folder", "cart"),
             *("refund", "refunds", "admin", "collaborator", "deploy", "usd", "eur", "btc", "eth"),
             *("$", "€", "-rf", "|", "tests", "dir", "main", "master", "production", "prod"),
+            *("orders", "subscriptions", "payment", "payments"),
         ),
         verb=ACTION_VERB,
         reach=60,
