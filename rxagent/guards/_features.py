@@ -8,14 +8,19 @@ The features fall in four kinds:
 
 - **phrases** (`_patterns.PHRASES`, per language): override, persona, extraction, authority,
   output control, evasion, stealth, pre-approval, task hijack, and words addressed to the AI;
-- **combinations** that define an indirect injection: an address to the AI followed by a demand
-  (`addressed_directive`), a sensitive action or an exfiltration together with an address,
-  concealment, a pre-approval claim, hidden text or a role marker (`addressed_action`);
-- **structure**: role tags, fake conversation turns, fake delimiters, instructions in hidden
-  HTML or alt text, images whose URL carries data, decoded payloads that read as injections;
-- **context** that weighs *against* an injection: the evidence sits inside short quotations in a
-  text that talks about attacks, stories or examples (`mention`), or the text talks about them at
-  all (`discussion`); obfuscated characters count as evidence only beside other evidence.
+- **actions**: an action on sensitive data (`action_demand`), on credentials (`secret_access`)
+  and a disclosure of the hidden prompt (`extraction`), each found by its object first, then the
+  verb just before it; data sent to an outside address (`exfiltration`); negated actions and the
+  writer's own things do not count;
+- **combinations and structure** that define an indirect injection: an address to the AI followed
+  by a demand (`addressed_directive`), an action together with an address, concealment, a
+  pre-approval, a task hijack, hidden text or a role marker (`addressed_action`), role tags, fake
+  conversation turns, fake delimiters, instructions in hidden HTML or alt text
+  (`hidden_instruction`), instructions after the start of handed-over data (`in_data`), images
+  whose URL carries data, decoded payloads that read as injections;
+- **context** that weighs *against* an injection: evidence inside short quotations in a text that
+  talks about attacks, stories or tests is not counted and sets `mention`; talking about them at
+  all sets `discussion`; obfuscated characters weigh little alone (`obfuscation`).
 """
 
 from __future__ import annotations

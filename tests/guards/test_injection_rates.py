@@ -7,7 +7,7 @@ them, never worsen them.
 from __future__ import annotations
 
 import pytest
-from guard_rates import parts, rates  # type: ignore[import-not-found]
+from guard_rates import load, parts, rates  # type: ignore[import-not-found]
 
 from rxagent.guards import DEFAULT_THRESHOLD, InjectionDetector
 from rxagent.guards._split import split_rows
@@ -26,6 +26,18 @@ DOCUMENTED = {
 def test_rates_are_at_least_the_documented_ones(part: str):
     caught, attacks, false_alarms, benign = DOCUMENTED[part]
     measured = rates(parts()[part], InjectionDetector())["all"]
+    assert (measured.attacks, measured.benign) == (attacks, benign)
+    assert measured.caught >= caught
+    assert measured.false_alarms <= false_alarms
+
+
+# the texts written for this repository to tune on (tests/guards/data/train_extra.jsonl)
+TRAIN_EXTRA = (516, 520, 8, 458)
+
+
+def test_train_extra_rates_are_at_least_the_documented_ones():
+    caught, attacks, false_alarms, benign = TRAIN_EXTRA
+    measured = rates(load("train_extra.jsonl"), InjectionDetector())["all"]
     assert (measured.attacks, measured.benign) == (attacks, benign)
     assert measured.caught >= caught
     assert measured.false_alarms <= false_alarms
