@@ -11,7 +11,8 @@ The features fall in four kinds:
 - **actions**: an action on sensitive data (`action_demand`), on credentials (`secret_access`)
   and a disclosure of the hidden prompt (`extraction`), each found by its object first, then the
   verb just before it; data sent to an outside address (`exfiltration`); negated actions and the
-  writer's own things do not count;
+  writer's own things do not count; credentials shown to the asker ("show me", "paste it here")
+  set `secret_to_asker`;
 - **combinations and structure** that define an indirect injection: an address to the AI followed
   by a demand (`addressed_directive`), an action together with an address, concealment, a
   pre-approval, a task hijack, hidden text or a role marker (`addressed_action`), role tags, fake
@@ -76,6 +77,7 @@ FEATURES: Final = (
     "addressed_directive",
     "action_demand",
     "secret_access",
+    "secret_to_asker",
     "exfiltration",
     "addressed_action",
     "role_tag",
@@ -265,6 +267,7 @@ _NEGATED: Final = re.compile(r"\b(?:never|not|n't|no|without)\b[^.!?\n]{0,25}$")
 _OWN: Final = re.compile(r"\b(?:my|our|mine)\s+(?:[\w-]+\s+){0,2}$")
 _OWN_AFTER: Final = re.compile(r"[^.!?\n]{0,20}?\b(?:from|in|on)\s+(?:my|our)\b")
 _INTO: Final = re.compile(r"\binto\b")
+_TO_ASKER: Final = re.compile(r"\b(?:me|us|here|chat|reply|answer|response|output)\b")
 _VERB_REACH: Final = 90
 _WORDS: Final = re.compile(r"\w+")
 _ACTIONS: Final = frozenset({"action_demand", "secret_access", "exfiltration"})
@@ -365,6 +368,14 @@ def extract(text: str) -> Features:
         else:
             values[evidence.feature] = 1.0
             reasons.append(evidence.reason)
+    secret = next((e.span for e in found if e.feature == "secret_access"), None)
+    if (
+        values["secret_access"]
+        and secret is not None
+        and _TO_ASKER.search(scanned, max(secret[0] - 60, 0), secret[1] + 80)
+    ):
+        values["secret_to_asker"] = 1.0
+        reasons.append("credentials disclosed to the asker")
     if values["ai_address"] and _addressed_directive(scan, hits):
         values["addressed_directive"] = 1.0
         reasons.append("instruction addressed to the AI")

@@ -54,9 +54,13 @@ PRIOR: Final[dict[str, float]] = {
     # a sensitive action, or data sent to an outside address: the user's own requests look the
     # same, so alone they stay under the even-odds point
     "action_demand": 1.5,
-    # reading or sending a credential (a key file, environment variables, a token) is rarely what
-    # a user asks for, and never what a document should ask for
-    "secret_access": 3.0,
+    # reading or sending a credential (a key file, environment variables, a token) is what many
+    # attacks want, but runbooks and install docs tell their reader to do it too: alone, under the
+    # even-odds point
+    "secret_access": 2.0,
+    # ... shown to whoever asks ("show me", "paste it here", "in your reply"): a runbook handling
+    # keys for its reader does not say that
+    "secret_to_asker": 2.0,
     "exfiltration": 1.5,
     # together with an address, concealment, a pre-approval or hidden text: the definition of an
     # indirect tool-action injection

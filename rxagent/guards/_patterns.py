@@ -32,7 +32,11 @@ _IMP: Final = (
 
 _AI: Final = (
     r"(?:ai|a\.i\.|llm|llms|assistant(?!\s+(?:manager|editor|director|professor|coach|principal|"
-    r"secretary|to\b|engineer|buyer|producer|teacher|attorney))|ai\s+assistant|agent|ai\s+agent|"
+    r"secretary|to\b|engineer|buyer|producer|teacher|attorney))|ai\s+assistant|ai\s+agent|"
+    r"(?:coding|autonomous|browsing|shopping|e-?mail|research|scheduling|triage|software|"
+    r"computer-use|llm|ai)\s+agent|(?<!support\s)(?<!sales\s)(?<!service\s)(?<!customer\s)"
+    r"(?<!travel\s)(?<!human\s)(?<!estate\s)(?<!insurance\s)agents?(?=\s*[,:]\s|\s+(?:notes?|"
+    r"instructions?|directives?|tasks?|messages?)\b)|"
     r"chatbot|bot|language\s+model|"
     r"ai\s+model|(?:language|summari[sz]ation|foundation|reasoning|llm)\s+models?|gpt|chatgpt"
     r"|claude|gemini|copilot|(?:automated|screening"
@@ -307,7 +311,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|were)\s+"
             r"you\s+(?:using|use|have)"
             r"|\bwhat\s+(?:is|are|was|were)\s+your\s+(?:[\w-]+\s+)?(?:password|passphrase|"
-            r"secret\s+key|secret|system\s+prompt|access\s+code|instructions|rules|guidelines)\b"
+            r"secret\s+key|secret|system\s+prompt|access\s+code|instructions|hidden\s+rules)\b"
             r"|\bwhat\s+(?:is|was)\s+the\s+(?:secret\s+)?(?:password|passphrase|access\s+code|"
             r"system\s+prompt)\s*(?:[?!]|$)"
             r"|\beverything\s+(?:in\s+your\s+prompt|before\s+start)"
