@@ -1116,7 +1116,8 @@ class Cue(NamedTuple):
 # -- structural cues ---------------------------------------------------------------------------
 
 _SECRET: Final = (
-    r"(?:passwords?|passwd|pass\s*phrases?|api[_ -]?keys?|secrets?\b|credentials?|(?:auth|access|"
+    r"(?:(?<!wi-fi\s)(?<!wifi\s)(?<!guest\s)(?<!network\s)passwords?|passwd|pass\s*phrases?"
+    r"|api[_ -]?keys?|secrets?\b|credentials?|(?:auth|access|"
     r"session|bearer|refresh|oauth|github|slack|api)\s+tokens?|tokens?\b|\.ssh|id_(?:rsa|ed25519|"
     r"ecdsa)|private\s+keys?|ssh\s+keys?|\.env(?![.\w-])|env(?:ironment)?\s+var(?:iable)?s?"
     r"|printenv|"
@@ -1310,7 +1311,8 @@ ROLE_TAG_ELEMENT: Final = re.compile(
 ROLE_TAG_LABEL: Final = re.compile(
     r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*(?::|$)"
     r"|(?<![a-z]\s)(?<![\w-])system\s*(?:note|message|notice|prompt|instruction|override|update|"
-    r"alert|directive)?[\"']?\s*:(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
+    r"alert|directive)?[\"']?\s*:(?!\s*you\s+are\s+(?:a|an|the)\b)"
+    r"(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
     r"|should|"
     r"ignore|now|new|always|never|do\s+not)\b)"
     r"|\bnew\s+(?:system|priority)\s+(?:instructions?|prompt|message|directive)\s*:"
