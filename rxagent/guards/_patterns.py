@@ -134,7 +134,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"[^.\n]{0,40}?\b(?:doesn't|does\s+not|didn't|don't|no\s+longer|won't)\s+(?:count"
             r"|matter|"
             r"apply)"
-            r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:job|role|instructions|task|objective"
+            r"|\btreat\s+(?:everything|all|anything)\s+(?:before|above)\s+(?:this"
+            r"|here)\b[^.\n]{0,20}?\s+as\s+"
+            r"(?:a\s+)?(?:joke|test|irrelevant|void|fiction|example)"
+            r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:job|role|instructions?|task|objective"
             r"|directive|"
             r"goal|mission|purpose)\s+(?:now\s+)?(?:is|are)\b"
         ),
@@ -209,8 +212,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|unrestricted)\s+mode\b"
             r"|\b(?:safety|content|ethical)\s+(?:guidelines|rules|filters|policies|restrictions)\s+"
             r"(?:don't|do\s+not|no\s+longer)\s+(?:exist|apply)"
-            r"|\b(?:answer|respond|reply|talk)\w*\s+(?:\w+\s+){0,3}?(?:without\s+(?:any\s+)?"
-            r"|with\s+no\s+)"
+            r"|\b(?:answer|respond|reply|talk)\w*\s+(?:\w+\s+){0,3}?(?:without\s+(?:any\s+|your\s+"
+            r"|the\s+)?"
+            r"(?:usual\s+|normal\s+)?|with\s+no\s+)"
             r"(?:limits|limitations|restrictions|filters|filtering|rules|guidelines|censorship)"
             r"|\b(?:imagine|pretend|suppose)\s+(?:that\s+)?you(?:'re|\s+are|\s+were)\s+an?\s+(?:ai"
             r"|model|"
@@ -257,6 +261,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"constraints)|safety\s+(?:guidelines|filters|restrictions))\b"
             r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+(?:character|role)"
             r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+"
+            r"|\byou(?:'re|\s+are)\s+[\w-]*(?:gpt|bot|ai)\s+now\b"
+            r"|\ban?\s+(?:unfiltered|unrestricted|uncensored|jailbroken)\s+(?:ai|model|assistant"
+            r"|chatbot)\b"
             r"|\b(?:released|freed|free|liberated|exempt)\s+from\s+(?:all\s+|any\s+|its\s+"
             r"|your\s+)?"
             r"(?:content\s+polic(?:y|ies)|rules|restrictions|guidelines|filters|constraints|safety)"
@@ -367,6 +374,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|your)\s+(?:[\w-]+\s+)?"
             r"(?:password|passphrase|secret\s+key|api\s+key|system\s+prompt|instructions)"
             r"|\b(?:initiali[sz]ation|startup|boot)\s+(?:text|prompt|message|instructions)\b"
+            r"|\b(?:first|initial|earliest|top)\s+message\s+in\s+(?:your|the|this)\s+(?:context|"
+            r"conversation|chat|window)"
             r"|\b(?:instructions|text|prompt|message|messages)\s+at\s+the\s+(?:very\s+)?(?:top"
             r"|start|"
             r"beginning)\s+of\s+(?:this|our|the)\s+(?:conversation|chat|context)"
@@ -655,7 +664,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
-            rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:ai\s+)?{_AI}\b"
+            rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\b"
             r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
             rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\b"
@@ -707,7 +716,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"|sees?|"
             r"parses?|handles?)\s+this\b"
             r"|(?:^|[\s\"'(\[{<>:;.|*-])(?:ai|llm|assistant|agent|model|chatgpt|gpt|claude|copilot"
-            r"|gemini)\s*(?:,|\u2014|--)\s+(?:\w+\s+){0,3}?(?:ignore|as\s+part|also|before|after"
+            r"|gemini)\s*(?:,|\u2014|--|\s-)\s+(?:\w+\s+){0,3}?(?:ignore|as\s+part|also|before"
+            r"|after"
             r"|when|"
             r"once|do\s+not|don't|make\s+sure|remember|note|first|now|immediately|silently|quietly|"
             r"must|the\s+(?:user|sender|owner)|send|forward|read|open|run|execute|delete|reply|"
@@ -745,6 +755,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "es": r"\b(?:al|para\s+el)\s+(?:asistente|agente)\b|\bsi\s+eres\s+una?\s+ia\b"
         r"|\bpara\s+(?:cualquier|toda|la|el)\s+(?:ia|asistente|agente|modelo)\b",
         "ru": r"(?:для|к)\s+(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*|ассистенту"
+        r"|(?:инструкция|указание|сообщение|записка)\s+для\s+(?:ии|ai)\b|для\s+(?:ии|ai)\s*[:,]"
         r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|(?:ии|ai)\s*,\s*(?:который"
         r"|которая)\s+"
         r"(?:читает|обрабатывает|видит)|(?:внимание|привет),?\s+(?:ии|ai)\b"
@@ -780,6 +791,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("overriding", "overrides", "supersedes", "superseding", "replacing", "replaces"),
         *("write",),
         *("start", "begin", "reset", "pay", "attention"),
+        *("treat",),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -818,6 +830,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("imagine", "suppose", "would", "filtering", "moderation"),
         *("system",),
         *("released", "freed", "free", "liberated", "exempt"),
+        *("unfiltered", "unrestricted", "uncensored", "jailbroken", "now"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -841,6 +854,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("message", "text", "guidelines", "constraints", "policies"),
         *("told", "instructed", "which", "what", "token", "credential", "credentials"),
         *("ones", "top", "messages"),
+        *("message", "initial", "earliest"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -960,7 +974,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
-    ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет"),),
+    ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для"),),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
