@@ -145,7 +145,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"(?:指令|指示|说明|命令|规则|提示词|设定|要求|限制)"
         r"|(?:忽略|忘记|忘掉).{0,4}(?:以上|上面|之前|以前)的?(?:所有|一切|内容)"
         r"|你的(?:新|真正的)任务是",
-        "ja": r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,6}?(?:無視|忘れ)"
+        "ja": r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,8}?(?:無視|忘れ|取り消|無効|撤回)"
         r"|(?:これまで|以前|上記)の(?:内容|こと).{0,4}(?:無視|忘れ)|あなたの(?:新しい"
         r"|本当の)任務は",
         "ko": r"(?:지시|명령|지침|규칙|프롬프트|설정|제한).{0,8}?(?:무시|잊어|잊고)"
@@ -246,7 +246,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\s+would)?\s+(?:normally\s+)?"
             r"(?:refuse|decline)"
             r"|\brules\s+(?:are|were)\s+(?:reversed|inverted|disabled|off|suspended)\b"
-            r"|\bpretend\s+(?:to\s+be|you(?:'re|\s+are))\s+my\s+(?:deceased|late|dead)\s+\w+"
+            r"|\b(?:pretend|roleplay|role-play|act)\s+(?:to\s+be|you(?:'re|\s+are)"
+            r"|as)\s+my\s+(?:deceased|late|"
+            r"dead)\s+\w+"
             r"|\bpretend\s+(?:that\s+)?you(?:'re"
             r"|\s+are)\s+(?:an?\s+)?(?:[\w'\u2019-]+\s+){0,3}?(?:ai|"
             r"model|assistant|chatbot|bot)\b"
@@ -374,6 +376,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|your)\s+(?:[\w-]+\s+)?"
             r"(?:password|passphrase|secret\s+key|api\s+key|system\s+prompt|instructions)"
             r"|\b(?:initiali[sz]ation|startup|boot)\s+(?:text|prompt|message|instructions)\b"
+            r"|\bcopy\s+of\s+your\s+(?:full\s+|complete\s+|entire\s+)?(?:instructions"
+            r"|system\s+prompt|"
+            r"prompt|configuration|rules)"
             r"|\b(?:first|initial|earliest|top)\s+message\s+in\s+(?:your|the|this)\s+(?:context|"
             r"conversation|chat|window)"
             r"|\b(?:instructions|text|prompt|message|messages)\s+at\s+the\s+(?:very\s+)?(?:top"
@@ -447,6 +452,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"of\s+(?:you|this))|\bfrom\s+(?:openai|anthropic|google\s+deepmind"
             r"|the\s+ai\s+provider)\s+"
             r"(?:trust|safety|security|staff|team|support|engineering)"
+            r"|\b(?:legal|compliance|security|it|trust\s+and\s+safety)\s+(?:department"
+            r"|team)\s+here\b"
             r"|\bsystem\s+(?:reset|override)\b|\bsecurity\s+override\b|\bpriority\s+override\b"
             r"|\b(?:message|instruction|notice|directive|update)\s+from\s+(?:the\s+)?(?:system|"
             r"administrator|admin|developers?|openai|anthropic|security\s+team|it\s+department)\b"
@@ -520,7 +527,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "fr": r"\b(?:dis|dites|indique|indiquez|informe"
         r"|informez)\s+(?:à\s+)?l'utilisateur\s+(?:que|qu')",
         "es": r"\b(?:dile|dígale|informa|infórmale)\s+al\s+usuario\s+que",
-        "ru": r"(?:скажи|сообщи)\w*\s+пользовател\w*,?\s+что",
+        "ru": r"(?:скажи|сообщи)\w*\s+пользовател\w*,?\s+что"
+        r"|попроси\w*\s+(?:\w+\s+){0,2}(?:прислать|отправить|ввести|назвать)\s+(?:\w+\s+)?парол",
     },
     "evasion": {
         "en": (
@@ -553,6 +561,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"run|execute|add|upload|copy|include|transfer|email|post|append|change|remove|install|"
             r"download|exfiltrate|share|grant|insert|cc|bcc)"
             r"|\b(?:keep|hide)\s+(?:this|it)\s+(?:hidden\s+|secret\s+)?from\s+the\s+user"
+            r"|\bhide\s+(?:this|it|the\s+\w+)\s+from\s+the\s+(?:user|summary|report|owner|logs?)"
             r"|\bthe\s+user\s+(?:must|should)\s+not\s+(?:know|see|notice|be\s+(?:told|informed))"
             r"|\b(?:do\s+not|don't)\s+(?:let|make)\s+the\s+user\s+(?:know|aware|see)"
         ),
@@ -655,7 +664,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|顺便)",
         "ja": r"(?:要約|返信|回答|翻訳|処理)(?:する)?(?:前|際)に",
         "ko": r"(?:요약|답장|답변|번역|처리)(?:하기\s*전에|할\s*때|하면서)",
-        "de": r"\b(?:bevor|anstatt|statt)\s+(?:du\s+)?(?:\w+\s+)?(?:zusammenfass|antwort|übersetz)",
+        "de": r"\b(?:bevor|anstatt|statt)\s+(?:du\s+)?(?:\w+\s+)?(?:zusammenfass|antwort|übersetz)"
+        r"|\bvor\s+der\s+(?:zusammenfassung|antwort|übersetzung)",
         "fr": r"\b(?:avant|au\s+lieu)\s+de\s+(?:résumer|répondre|traduire)",
         "es": r"\b(?:antes|en\s+lugar|además)\s+de\s+(?:resumir|responder|traducir)",
         "ru": r"перед\s+ответом|(?:прежде\s+чем|перед\s+тем\s+как"
@@ -712,6 +722,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?!not\b|never\b)"
             r"|\b(?:any|all|every)\s+(?:ai|llm|automated|language\s+model)s?\b"
             r"|\b(?:ai|llm|agent|assistant|model)[-_](?:instructions?|note|directive|task|prompt)\b"
+            r"|\binstructions?[_-]for[_-](?:the[_-])?(?:model|ai|assistant|llm|agent)s?\b"
             rf"|\b{_AI}\s+(?:that\s+|who\s+|which\s+)?(?:reads?|process(?:es)?|summari[sz]es?"
             rf"|sees?|"
             r"parses?|handles?)\s+this\b"
@@ -756,6 +767,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|\bpara\s+(?:cualquier|toda|la|el)\s+(?:ia|asistente|agente|modelo)\b",
         "ru": r"(?:для|к)\s+(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*|ассистенту"
         r"|(?:инструкция|указание|сообщение|записка)\s+для\s+(?:ии|ai)\b|для\s+(?:ии|ai)\s*[:,]"
+        r"|для\s+(?:любого|каждого|всех)\s+(?:ии|ai)"
         r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|(?:ии|ai)\s*,\s*(?:который"
         r"|которая)\s+"
         r"(?:читает|обрабатывает|видит)|(?:внимание|привет),?\s+(?:ии|ai)\b"
@@ -797,7 +809,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
         *("不再遵守", "放弃", "任务"),
     ),
-    ("override", "ja"): ("無視", "忘れ", "任務"),
+    ("override", "ja"): (*("無視", "忘れ", "任務", "取り消", "無効", "撤回"),),
     ("override", "ko"): ("무시", "잊", "임무"),
     ("override", "de"): (
         *("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "aufgabe", "ignorier"),
@@ -831,6 +843,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("system",),
         *("released", "freed", "free", "liberated", "exempt"),
         *("unfiltered", "unrestricted", "uncensored", "jailbroken", "now"),
+        *("roleplay", "role-play", "act"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -855,6 +868,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("told", "instructed", "which", "what", "token", "credential", "credentials"),
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
+        *("copy",),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -882,6 +896,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("message", "instruction", "notice", "directive", "update"),
         *("as", "from"),
         *("admin", "administrator", "developer", "creator", "owner", "operator"),
+        *("here",),
     ),
     ("authority", "zh"): ("我是你的", "模式", "开发的", "系统", "来自"),
     ("authority", "ja"): ("私は", "モード", "開発された"),
@@ -902,7 +917,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("output_control", "de"): ("nutzer", "benutzer", "anwender"),
     ("output_control", "fr"): ("utilisateur",),
     ("output_control", "es"): ("usuario",),
-    ("output_control", "ru"): ("пользовател",),
+    ("output_control", "ru"): (*("пользовател", "попроси"),),
     ("evasion", "en"): (
         *("combine", "concatenate", "part", "encode", "convert", "replace", "z", "password"),
         *("passphrase", "secret", "prompt", "instructions"),
@@ -910,6 +925,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("stealth", "en"): (
         *("without", "not", "don", "never", "silently", "secretly", "covertly", "quietly"),
         *("discreetly", "keep", "hide", "user"),
+        *("hide",),
     ),
     ("stealth", "zh"): (*("用户", "悄悄", "使用者"),),
     ("stealth", "ja"): ("ユーザー", "こっそり", "内緒"),
@@ -947,7 +963,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("task_hijack", "zh"): ("总结", "回复", "回答", "翻译", "处理"),
     ("task_hijack", "ja"): ("前に", "際に"),
     ("task_hijack", "ko"): ("전에", "할 때", "하면서"),
-    ("task_hijack", "de"): ("bevor", "statt"),
+    ("task_hijack", "de"): (*("bevor", "statt", "vor der"),),
     ("task_hijack", "fr"): ("avant", "au lieu"),
     ("task_hijack", "es"): ("antes", "en lugar", "además"),
     ("task_hijack", "ru"): (*("прежде", "перед", "вместо", "ответом"),),
@@ -962,6 +978,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("@", "programmer", "coder", "helper", "companion"),
         *("scheduler", "planner"),
         *("automation",),
+        *("_for_", "-for-"),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): (*("ai", "処理する", "読んでいる", "読む", "要約する"),),
@@ -1216,6 +1233,9 @@ ACTION_ML: Final = re.compile(
     r"|(?:비밀번호|api\s*키|api\s*key|비밀\s*키|인증\s*정보|\.env|연락처|모든\s*(?:메일|이메일"
     r"|파일)|"
     r"대화\s*기록).{0,40}?(?:전송|보내|업로드|삭제|송금)"
+    r"|(?:passw|kennw|zugangsdaten|\.env|kontakte|alle\s+(?:e-mails"
+    r"|dateien))\w*[^.\n]{0,60}?\b(?:senden|"
+    r"schicken|weiterleiten|hochladen|löschen)\b"
     r"|\b(?:sende|schick|leite|lade|überweise|lösche|kopiere|lies)\w*\b[^.\n]{0,60}?(?:passw|kennw|"
     r"api-?schlüssel|zugangsdaten|token|\.env|kontakte|alle\s+(?:e-mails|dateien|nachrichten)|"
     r"\d+\s*(?:euro|€)|konto\s+\w*\d|https?://|@)"
@@ -1246,6 +1266,7 @@ _ML_VERBS: Final = (
     *("прочитай",),
     *("上傳", "傳送", "轉寄", "刪除"),
     *("付与",),
+    *("senden", "schicken", "weiterleiten", "hochladen", "löschen"),
 )
 
 _DISCLOSE: Final = (
@@ -1296,6 +1317,8 @@ EXFILTRATION: Final = re.compile(
 DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
     "escalate assign close move reschedule schedule ferme fermez cancel buy purchase order confirm "
+    "subscribe hide enable disable install uninstall senden schicken weiterleiten löschen "
+    "ausführen "
     "kindly always never don immediately ask ignore disregard forget run execute send forward "
     "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
@@ -1324,7 +1347,8 @@ ROLE_TAG_ELEMENT: Final = re.compile(
 )
 ROLE_TAG_LABEL: Final = re.compile(
     r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*(?::|$)"
-    r"|(?<![a-z]\s)(?<![\w-])system\s*(?:note|message|notice|prompt|instruction|override|update|"
+    r"|(?<![a-z]\s)(?<![\w-])system\s*(?:prompt\s+)?(?:note|message|notice|prompt|instruction"
+    r"|override|update|"
     r"alert|directive)?[\"']?\s*:(?!\s*you\s+are\s+(?:a|an|the)\b)"
     r"(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
     r"|should|"
