@@ -382,7 +382,7 @@ def extract(text: str) -> Features:
     if _instructs_inside_data(scanned, found, values):
         values["in_data"] = 1.0
         reasons.append("instruction inside data")
-    if _hidden_instruction(scanned):
+    if _hidden_instruction(view.visible.lower()):  # markup as written: "0.1px" is no leetspeak
         values["hidden_instruction"] = 1.0
         reasons.append("instruction in hidden text")
     if any(values[name] for name in _ACTIONS) and any(values[name] for name in _DIRECTING):

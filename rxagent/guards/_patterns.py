@@ -111,6 +111,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:overriding|overrides|supersedes|superseding|replacing|replaces)\s+(?:all\s+)?"
             r"(?:previous|prior|earlier|other|existing)\s+(?:ones|instructions|rules|directives"
             r"|prompts)"
+            r"|\b(?:new|different)\s+(?:ground\s+)?rules\s+(?:that\s+)?(?:replace|override"
+            r"|supersede)"
             r"|\b(?:consider|treat|regard)\s+(?:all\s+)?(?:of\s+)?(?:your\s+|the\s+)?(?:previous"
             r"|prior|earlier|"
             r"above|original)\s+(?:instructions|rules|prompts?|directives)\s+(?:as\s+)?(?:null"
@@ -262,7 +264,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:content\s+polic(?:y|ies)|censorship|ethical\s+guidelines|moral\s+(?:guidelines|"
             r"constraints)|safety\s+(?:guidelines|filters|restrictions))\b"
             r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+(?:character|role)"
-            r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+"
+            r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+|\bno\s+refusals?\b"
             r"|\byou(?:'re|\s+are)\s+[\w-]*(?:gpt|bot|ai)\s+now\b"
             r"|\ban?\s+(?:unfiltered|unrestricted|uncensored|jailbroken)\s+(?:ai|model|assistant"
             r"|chatbot)\b"
@@ -478,6 +480,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|\bmodo\s+(?:de\s+)?(?:mantenimiento|depuración|administrador)\b"
         r"|\bcomo\s+(?:una\s+)?ia\s+(?:desarrollada|creada)",
         "ru": r"\bя\s+(?:—\s+)?(?:твой\s+|ваш\s+)?(?:разработчик|создатель|администратор)"
+        r"|\b\u044d\u0442\u043e\s+(?:ваш\s+|твой\s+)?(?:администратор|разработчик)"
         r"|режим\w*\s+(?:обслуживания|отладки|администратора|техобслуживания)"
         r"|как\s+(?:ии|ai|искусственный\s+интеллект),?\s+(?:разработанн|созданн)",
     },
@@ -687,6 +690,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"|\(\s*(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\s*\)"
             rf"|\b(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
             r"[:\u2014]"
+            rf"|\byou,\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\s*,"
             r"|\b(?:if|when|while)\s+(?:you(?:'re|\s+are)|an?)\s+(?:an?\s+)?(?:ai|llm"
             r"|large\s+language\s+model|language\s+model|assistant|ai\s+assistant|chatbot|agent"
             r"|bot|"
@@ -696,7 +700,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"|processing|"
             r"summari[sz]ing|parsing|handling|reviewing|triaging|analy[sz]ing|seeing|indexing"
             r"|viewing|"
-            r"scanning|receiving|working\s+on)\s+(?:this|these|the\s+\w+)"
+            r"scanning|receiving|listing|opening|running|executing|visiting|crawling|browsing"
+            r"|using|"
+            r"accessing|fetching|working\s+on)\s+(?:this|these|the\s+\w+)"
             r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:processing|processors?|readers?"
             r"|systems?|"
             r"agents?|tools?)\b"
@@ -746,7 +752,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|如果你是(?:一个)?(?:ai|人工智能|语言模型|大模型)",
         "ja": r"(?:処理する|読んでいる|読む|要約する)ai(?:エージェント|アシスタント)?(?:は|へ|に)"
         r"|ai\s*(?:アシスタント|エージェント)(?:へ|さん|[:\uff1a\u3001]"
-        r"|は.{0,20}(?:ください|必要))"
+        r"|は.{0,50}(?:ください|必要))"
         r"|(?:あなたが)?ai(?:なら|である場合)|ai(?:へ|に告ぐ)[:\uff1a\u3001]?",
         "ko": r"(?:읽는|처리하는|요약하는|보는)\s*(?:ai|인공지능)(?:는|에게|여)"
         r"|(?:어시스턴트|인공지능|에이전트)(?:는|은)\s.{0,40}?(?:해야|하세요|하십시오)"
@@ -767,6 +773,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|\bpara\s+(?:cualquier|toda|la|el)\s+(?:ia|asistente|agente|modelo)\b",
         "ru": r"(?:для|к)\s+(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*|ассистенту"
         r"|(?:инструкция|указание|сообщение|записка)\s+для\s+(?:ии|ai)\b|для\s+(?:ии|ai)\s*[:,]"
+        r"|(?:^|[\s\"'(])ассистент\s*,"
         r"|для\s+(?:любого|каждого|всех)\s+(?:ии|ai)"
         r"|(?:ии|ai)[- ]?(?:ассистент|агент|помощник)\w*\s*[:,]|(?:ии|ai)\s*,\s*(?:который"
         r"|которая)\s+"
@@ -844,6 +851,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("released", "freed", "free", "liberated", "exempt"),
         *("unfiltered", "unrestricted", "uncensored", "jailbroken", "now"),
         *("roleplay", "role-play", "act"),
+        *("refusal", "refusals"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -904,7 +912,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("authority", "de"): ("ich", "modus", "entwickelte"),
     ("authority", "fr"): ("suis", "mode", "en tant qu"),
     ("authority", "es"): ("soy", "modo", "como"),
-    ("authority", "ru"): ("я", "режим", "как"),
+    ("authority", "ru"): (*("я", "режим", "как", "это"),),
     ("output_control", "en"): (
         *("reply", "response", "answer", "repeat", "respond", "print", "summary", "output"),
         *("modify", "translate", "questioned", "say", "tell", "inform", "recommend", "rate"),
@@ -991,7 +999,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
-    ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для"),),
+    ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для", "ассистент"),),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
@@ -1200,7 +1208,7 @@ SHELL_DEMAND: Final = re.compile(
 """A destructive or download-and-run shell command."""
 
 SECRET_TARGET: Final = re.compile(
-    rf"(?<![$\w])(?:\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?!\s+(?:policy|policies|document|reset|"
+    rf"(?:(?<![$\w])\b|(?=[./~]))(?:{_SECRET})\b(?!\s*=)(?!\s+(?:policy|policies|document|reset|"
     r"manager|strength|requirements|hint|field|change|expiry|length|rules|guidelines"
     r"|rotation)\b)(?![^.\n]{{0,40}}\b(?:into|in)\s+(?:the\s+"
     rf"|your\s+"
@@ -1318,7 +1326,7 @@ DIRECTIVE_WORDS: Final = frozenset(
     "must should shall need needs required instructed expected asked authorized authorised please "
     "escalate assign close move reschedule schedule ferme fermez cancel buy purchase order confirm "
     "subscribe hide enable disable install uninstall senden schicken weiterleiten löschen "
-    "ausführen "
+    "ausführen comment deploy "
     "kindly always never don immediately ask ignore disregard forget run execute send forward "
     "email mail reply respond answer say output print include append add insert delete remove tell "
     "reveal visit open click call fetch download install write change set approve transfer pay "
