@@ -1,8 +1,9 @@
-"""Text normalisation before scanning: one canonical, lower-case view of what a reader would see.
+r"""Text normalisation before scanning: one canonical, lower-case view of what a reader would see.
 
 `normalise` applies, in order: NFKC (full-width and compatibility forms), removal of zero-width and
 bidirectional control characters, folding of Cyrillic and Greek look-alikes in words that mix them
-with Latin letters, lower-casing, and folding of leetspeak in tokens that mix letters and digits.
+with Latin letters, escaped newlines (`\n` inside JSON) made real, lower-casing, and folding of
+leetspeak in tokens that mix letters and digits.
 Unicode tag characters (U+E0020..U+E007E, invisible "ASCII smuggling") are removed from the text
 and returned separately as the ASCII they spell, to be scanned as an embedded payload.
 """
@@ -58,7 +59,15 @@ def _fold_mixed_word(match: re.Match[str]) -> str:
 
 def _fold_leet_token(match: re.Match[str]) -> str:
     token = match.group()
-    return token.translate(_LEET) if any(c.isalpha() for c in token) else token
+    if not any(c.isalpha() for c in token):
+        return token
+    if "@" in token and match.string[match.end() : match.end() + 1] in (".", "-"):
+        return token  # an e-mail address, not leetspeak
+    if token.startswith("@") and token[1:].isalpha():
+        return token  # a handle or a tag such as @ai-instruction
+    if token.startswith("$"):
+        return "$" + token[1:].translate(_LEET)  # a variable such as $API_KEY
+    return token.translate(_LEET)
 
 
 def _tag_to_ascii(chars: str) -> str:
@@ -98,6 +107,8 @@ def normalise(text: str) -> Normalised:
     if not text.isascii() and _CYRILLIC_GREEK.search(text) and _MIXED_SCRIPT.search(text):
         obfuscated = True
         text = _MIXED_WORD.sub(_fold_mixed_word, text)
+    if "\\n" in text:  # newlines escaped inside JSON or a string literal
+        text = text.replace("\\r\\n", "\n").replace("\\n", "\n")
     text = text.lower()
     text = _LEET_TOKEN.sub(_fold_leet_token, text)
     return Normalised(text, visible, tag_payload, obfuscated)

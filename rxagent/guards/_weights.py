@@ -2,24 +2,35 @@
 
 from typing import Final
 
-BIAS: Final = -2.5182
+BIAS: Final = -2.7695
 WEIGHTS: Final[dict[str, float]] = {
-    "override": 5.0567,
-    "persona": 2.6884,
-    "extraction": 4.1321,
-    "stealth": 2.5000,
-    "authority": 2.6343,
-    "output_control": 2.6115,
-    "evasion": 3.0341,
-    "ai_address": 1.5367,
-    "action_demand": 1.5021,
-    "addressed_action": 3.0000,
-    "role_tag": 4.0165,
-    "delimiter": 3.0010,
-    "markdown_exfiltration": 5.0069,
-    "payload": 5.0034,
-    "obfuscation": 3.5239,
-    "multiple": 2.0056,
+    "override": 5.1639,
+    "persona": 3.7084,
+    "extraction": 4.6384,
+    "authority": 2.5191,
+    "output_control": 2.5548,
+    "evasion": 3.1758,
+    "stealth": 2.5021,
+    "pre_approval": 2.0323,
+    "task_hijack": 1.9210,
+    "ai_address": 1.4456,
+    "addressed_directive": 2.9549,
+    "action_demand": 1.1805,
+    "secret_access": 2.0404,
+    "secret_to_asker": 2.0389,
+    "exfiltration": 1.3967,
+    "addressed_action": 3.0084,
+    "role_tag": 4.0566,
+    "fake_turn": 1.9282,
+    "delimiter": 3.0053,
+    "hidden_instruction": 3.0379,
+    "in_data": 1.5310,
+    "markdown_exfiltration": 5.1248,
+    "payload": 5.2753,
+    "obfuscation": 0.9749,
+    "mention": -2.8473,
+    "discussion": -0.6733,
+    "multiple": 2.2204,
 }
-FITTED_ON: Final = 183
-"""Development rows the weights were fitted on."""
+FITTED_ON: Final = 1424
+"""Tuning rows the weights were fitted on."""

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from guard_rates import load, parts  # type: ignore[import-not-found]
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rxagent.guards import InjectionDetector
-from rxagent.guards._patterns import AI_ADDRESS, AI_ADDRESS_HINT
+from rxagent.guards._normalise import normalise
+from rxagent.guards._patterns import (
+    ANCHORED,
+    ANCHORS,
+    COMPILED,
+    CUE_ANCHORS,
+    STRUCTURAL,
+    Anchors,
+    Scan,
+    finditer,
+    scan_of,
+    search,
+)
 
 detector = InjectionDetector()
 
@@ -69,43 +82,63 @@ def test_benign_padding_does_not_hide_an_attack(text: str, padding: str):
 
 WORDS = st.sampled_from(
     [
-        "note",
-        "to",
-        "the",
-        "ai",
-        "assistant",
-        "agents",
-        "hey",
-        "system",
-        ":",
-        "\n",
-        "(",
-        ",",
-        "when",
-        "you",
-        "read",
-        "this",
-        "<!--",
-        "ignore",
-        "if",
-        "are",
-        "an",
-        "llm",
-        "email",
-        "reading",
-        "said",
-        "again",
-        "-",
-        "model",
-        "language",
-        "instructions",
-        "for",
+        *("note", "to", "the", "ai", "assistant", "agents", "hey", "system", ":", "\n", "(", ","),
+        *("when", "you", "read", "this", "<!--", "ignore", "if", "are", "an", "llm", "email"),
+        *("reading", "said", "again", "-", "model", "language", "instructions", "for", "coding"),
+        *("processing", "must", "send", "all", "previous", "rules", "reveal", "your", "prompt"),
+        *("password", "now", "mode", "developer", "maintenance", "i'm", "do", "not", "tell"),
+        *("user", "pre-approved", "no", "need", "confirm", "before", "summarising", "also"),
+        *("forward", ".env", "api", "key", "to", "https://x.example", "a@b.example", "run"),
     ]
 )
 
 
-@given(st.lists(WORDS, max_size=14), st.sampled_from(["", " ", "  "]))
-def test_ai_address_pre_check_never_hides_a_match(words: list[str], sep: str):
-    text = (sep or " ").join(words)
-    if AI_ADDRESS.search(text):
-        assert AI_ADDRESS_HINT.search(text)
+def _holds(anchors: Anchors, scan: Scan) -> bool:
+    return bool(anchors.words & scan.words) or any(a in scan.text for a in anchors.literals)
+
+
+def _anchored(text: str) -> list[str]:
+    """The patterns that match `text` although it holds none of their anchors."""
+    scan = scan_of(text)
+    wrong = []
+    for (group, lang), anchors in ANCHORED.items():
+        if COMPILED[group][lang].search(text) and not _holds(anchors, scan):
+            wrong.append(f"{group} ({lang})")
+    for cue, anchors in zip(STRUCTURAL, CUE_ANCHORS, strict=True):
+        if cue.pattern.search(text) and not _holds(anchors, scan):
+            wrong.append(cue.reason)
+    return wrong
+
+
+@given(st.lists(WORDS, max_size=16), st.sampled_from(["", " ", "  "]))
+def test_anchor_pre_checks_never_hide_a_match(words: list[str], sep: str):
+    assert _anchored((sep or " ").join(words)) == []
+
+
+def test_anchor_pre_checks_hold_on_every_labelled_text():
+    rows = parts()["dev"] + load("fresh.jsonl") + load("train_extra.jsonl")
+    for row in rows:
+        assert _anchored(normalise(row["text"]).text) == [], row["text"][:80]
+
+
+def test_every_phrase_pattern_has_anchors():
+    assert {(g, lang) for g, by_lang in COMPILED.items() for lang in by_lang} == set(ANCHORS)
+
+
+PADDING = (
+    "The quarterly review covered the budget, the hiring plan and the roadmap for the next "
+    "release; the team agreed to move the launch by two weeks.\n"
+) * 6
+
+
+def test_scanning_near_anchors_finds_what_scanning_everything_finds():
+    rows = parts()["dev"] + load("fresh.jsonl") + load("train_extra.jsonl")
+    for i in range(0, len(rows), 3):
+        text = normalise(PADDING + "\n\n".join(r["text"] for r in rows[i : i + 3]) + PADDING).text
+        scan = scan_of(text)
+        for (group, lang), anchors in ANCHORED.items():
+            pattern = COMPILED[group][lang]
+            assert bool(search(pattern, scan, anchors)) == bool(pattern.search(text)), group
+        for cue, anchors in zip(STRUCTURAL, CUE_ANCHORS, strict=True):
+            found = [m.span() for m in finditer(cue.pattern, scan, anchors, cue.reach)]
+            assert found == [m.span() for m in cue.pattern.finditer(text)], cue.reason
