@@ -51,7 +51,8 @@ _AI: Final = (
 PHRASES: Final[dict[str, dict[str, str]]] = {
     "override": {
         "en": (
-            r"\b(?:ignore|disregard|forget|skip|override|bypass|neglect|discard|abandon|drop|"
+            r"(?<!how\sto\s)\b(?:ignore|disregard|forget|skip|override|bypass|neglect|discard|"
+            r"abandon|drop|"
             rf"supersede)\s+{_W}{{0,3}}?(?:previous|prior|above|preceding|earlier|foregoing|former|"
             r"original|initial|all|any|your|the|these|those|system|every|existing|other)\s+"
             r"(?:[\w-]+\s+){0,2}?(?:instructions?|directives?|directions?|rules|orders|prompts?|"
@@ -101,7 +102,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|got)\s+"
             r"(?:told|given|instructed)\s+(?:\w+\s+)?(?:applies|matters|counts)"
             r"|\b(?:ignore|disregard|forget)\s+(?:what|everything|anything)\s+(?:they|you\s+were|"
-            r"you've\s+been|i|we|the\s+\w+)\s+(?:\w+\s+)?(?:told|said|gave|instructed)"
+            r"you've\s+been|the\s+\w+)\s+(?:\w+\s+)?(?:told|said|gave|instructed)"
             r"|\bfollow\s+(?:my|these|the\s+following|only\s+my)\s+(?:instructions|rules|orders"
             r"|commands)\s+"
             r"instead\b"
@@ -142,12 +143,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:job|role|instructions?|task|objective"
             r"|directive|"
             r"goal|mission|purpose)\s+(?:now\s+)?(?:is|are)\b"
+            r"|\b(?:guidelines|instructions|rules|polic(?:y|ies)|prompt|directives)\s+(?:that\s+)?"
+            r"you\s+(?:started|began|were\s+given|received|got)\b[^.\n]{0,60}?\b(?:retired|obsolete"
+            r"|outdated|revoked|deprecated|superseded|replaced|no\s+longer\s+(?:apply|valid|active))"
         ),
         "zh": r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不理会|无需遵守|不要遵守|不再遵守|放弃).{0,8}?"
         r"(?:指令|指示|说明|命令|规则|提示词|设定|要求|限制)"
         r"|(?:忽略|忘记|忘掉).{0,4}(?:以上|上面|之前|以前)的?(?:所有|一切|内容)"
         r"|你的(?:新|真正的)任务是",
-        "ja": r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,8}?(?:無視|忘れ|取り消|無効|撤回)"
+        "ja": r"(?<!先週の)(?<!昨日の)(?<!先月の)(?<!今朝の)(?<!前回の)"
+        r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,8}?(?:無視|忘れ|取り消|無効|撤回)"
         r"|(?:これまで|以前|上記)の(?:内容|こと).{0,4}(?:無視|忘れ)|あなたの(?:新しい"
         r"|本当の)任務は",
         "ko": r"(?:지시|명령|지침|규칙|프롬프트|설정|제한).{0,8}?(?:무시|잊어|잊고)"
@@ -162,10 +167,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"(?:instructions|consignes|directives|règles|ordres)"
         r"|\b(?:ignore|oublie|ignorez|oubliez)\s+tout\s+ce\s+qu"
         r"|\b(?:ta|votre)\s+(?:nouvelle|vraie|véritable)\s+(?:tâche|mission)\s+est",
-        "es": rf"\b(?:ignora|olvida|ignore|olvide|descarta|omite)\w*\s+{_W}{{0,4}}?"
+        "es": rf"\b(?:ignora|olvida|ignore|olvide|descarta|omite)(?!n\b)\w*\s+{_W}{{0,4}}?"
         r"(?:instrucciones|indicaciones|directivas|reglas|órdenes)"
         r"|\b(?:ignora|olvida)\s+todo\s+lo\s+(?:que|anterior)"
-        r"|\btu\s+(?:nueva|verdadera)\s+(?:tarea|misión)\s+es",
+        r"|\btu\s+(?:nueva|verdadera)\s+(?:tarea|misión)\s+es"
+        r"|\b(?:las\s+)?órdenes\s+te\s+las\s+doy\s+yo\b|\bsolo\s+obedeces\s+mis\s+órdenes",
         "ru": rf"(?:игнорир|забуд|проигнорир|не\s+обращай\s+внимания\s+на)\w*\s+{_W}{{0,4}}?"
         r"(?:инструкци|указани|команд|правил|промпт)"
         r"|(?:игнорируй|проигнорируй|забудь)\s+(?:всё|все|то)\b,?\s*(?:что|чему|выше|ранее)?"
@@ -413,8 +419,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|어떻게).){0,20}?"
         r"(?:알려|보여|말해|출력|공개|제공|확인해)",
         "de": rf"\b(?:gib|zeig|nenn|verrat|bestätig|wiederhol)\w*\s+{_W}{{0,4}}?(?:system-?prompt|"
-        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:ihr|dein)(?:en)?\s+passwort"
-        r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen"
+        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:lautet|ist|nenn\w*|verrat\w*)\s+(?:mir\s+)?(?:ihr|dein)(?:en)?\s+passwort"
+        r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen|geben|sagen"
         r"|verraten|"
         r"ausgeben|mitteilen)",
         "fr": rf"\b(?:révél|révèl|montr|affich|donn|dis|confirm|répét|répèt)\w*[- ]"
@@ -710,7 +716,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|parsed|"
             r"analy[sz]ed|seen)\s+by\s+(?:an?\s+)?(?:ai|llm|language\s+model|chatbot|bot|automated|"
             r"machine)"
-            rf"|\b{_AI}\s+(?:(?:that|who|which)\s+[^.\n]{{0,40}}?\s+)?(?:must|shall|needs?\s+to|"
+            rf"|(?<!from\sthe\s)(?<!of\sthe\s)\b{_AI}\s+(?:(?:that|who|which)\s+[^.\n]{{0,40}}?\s+)?"
+            r"(?:must|shall|needs?\s+to|"
             r"(?:is|are)\s+(?:required|instructed|asked|expected)\s+to)\s+"
             r"(?!not\b|never\b)"
             rf"|(?<![\w-]){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
@@ -726,7 +733,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|reviewers?)\s+"
             r"(?:must|should|shall|need\s+to|are\s+(?:required|expected|asked|instructed)\s+to)\s+"
             r"(?!not\b|never\b)"
-            r"|\b(?:any|all|every)\s+(?:ai|llm|automated|language\s+model)s?\b"
+            r"|(?<!into\s)(?<!with\s)(?<!from\s)(?<!by\s)(?<!in\s)\b(?:any|all|every)\s+(?:ai|llm"
+            r"|automated|language\s+model)s?\b"
             r"|\b(?:ai|llm|agent|assistant|model)[-_](?:instructions?|note|directive|task|prompt)\b"
             r"|\binstructions?[_-]for[_-](?:the[_-])?(?:model|ai|assistant|llm|agent)s?\b"
             rf"|\b{_AI}\s+(?:that\s+|who\s+|which\s+)?(?:reads?|process(?:es)?|summari[sz]es?"
@@ -1357,7 +1365,7 @@ ROLE_TAG_LABEL: Final = re.compile(
     r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*(?::|$)"
     r"|(?<![a-z]\s)(?<![\w-])system\s*(?:prompt\s+)?(?:note|message|notice|prompt|instruction"
     r"|override|update|"
-    r"alert|directive)?[\"']?\s*:(?!\s*you\s+are\s+(?:a|an|the)\b)"
+    r"alert|directive)?[\"']?\s*:(?!\s*you\s+are\s+(?:a|an|the)\b)(?!\s*(?:\"\"|''))"
     r"(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
     r"|should|"
     r"ignore|now|new|always|never|do\s+not)\b)"
@@ -1482,7 +1490,7 @@ DISCUSSION_WORDS: Final = frozenset(
     "injection injections jailbreaks jailbreaking attack attacks attacker attackers adversarial "
     "adversary adversaries phishing researcher researchers classifier classifiers detector "
     "detectors payloads villain protagonist novel screenplay guardrail guardrails tester testers "
-    "refusal".split()
+    "refusal jailbreak mitigation mitigations".split()
 )
 DISCUSSION_LITERALS: Final = (
     *("提示注入", "攻击者", "钓鱼", "プロンプトインジェクション", "攻撃者", "フィッシング"),
@@ -1499,7 +1507,7 @@ DISCUSSION: Final = re.compile(
     r"(?:my|the|a|this)\s+(?:story|scene|film|movie|show|series|episode|play)|the\s+(?:phrase"
     r"|string|"
     r"payload)|test\s+cases?|(?:known|common|famous|classic)\s+(?:jailbreak|attack|injection"
-    r"|exploit)|"
+    r"|exploit|example)|"
     r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
     r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they)\s+(?:write"
     r"|type|"
@@ -1510,6 +1518,8 @@ DISCUSSION: Final = re.compile(
     r"stating|whispers|shouts|"
     r"replies|the\s+(?:phrase|string|"
     r"message|prompt|sentence))\s*[:,]?\s*[\"'\u201c\u2018`]"
+    r"|[,.!?][\"\u201d]\s+(?:[\w-]+\s+){0,2}(?:said|whispered|murmured|shouted|replied|asked"
+    r"|snapped|muttered)\b"
 )
 """Phrases of talk *about* injection: a paper, a story, an example, security training."""
 
@@ -1522,7 +1532,8 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
         *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
         *("classic", "says", "said", "whispers", "shouts", "replies", "saying", "reading"),
-        *("stating",),
+        *("stating", "whispered", "murmured", "shouted", "replied", "asked", "snapped"),
+        *("muttered",),
         *("what",),
     ),
     words=True,
