@@ -144,7 +144,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|directive|"
             r"goal|mission|purpose)\s+(?:now\s+)?(?:is|are)\b"
             r"|\b(?:guidelines|instructions|rules|polic(?:y|ies)|prompt|directives)\s+(?:that\s+)?"
-            r"you\s+(?:started|began|were\s+given|received|got)\b[^.\n]{0,60}?\b(?:retired|obsolete"
+            r"you\s+(?:started|began|were\s+given|received|got)\b[^.\n]{0,100}?\b(?:retired|obsolete"
             r"|outdated|revoked|deprecated|superseded|replaced|no\s+longer\s+(?:apply|valid|active))"
         ),
         "zh": r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不理会|无需遵守|不要遵守|不再遵守|放弃).{0,8}?"
@@ -183,6 +183,15 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "persona": {
         "en": (
+            r"\b(?:no|any|without)\s+regard\s+(?:to|for)\s+(?:the\s+)?(?:morality|legality|ethics|harm)|"
+            r"\bevil\s+(?:version|twin)\s+of\b|"
+            r"\b(?:answers?|responses?|replies|outputs?)\s+(?:must|should|will|shall)\s+be\s+(?:[\w-]+\s+){0,3}?(?:unrestricted|unfiltered|uncensored)\b|"
+            r"\byou\s+(?:don't|do\s+not|never|won't|will\s+not|must\s+not)\s+refuse\b|"
+            r"\b(?:answer|reply|respond|speak|write)\w*\s+(?:[\w-]+\s+){0,3}?(?:with\s+no|without)\s+(?:any\s+)?(?:safety\s+|ethical\s+|moral\s+)?(?:caveats|disclaimers|warnings)\b|"
+            r"\bnever\s+(?:says?|admits?)\s+(?:that\s+)?(?:it|you|she|he)\s+(?:can't|cannot|can\s+not)\b|"
+            r"\bnever\s+(?:adds?|gives?|includes?)\s+(?:any\s+)?(?:warnings|disclaimers|caveats)\b|"
+            r"\bnever\s+(?:been\s+)?bound\s+by\b|"
+            r"\b(?:alignment|safety)\s+(?:module|layer|training|filters?|guardrails?)\s+(?:was|were|has\s+been|have\s+been|got)\s+(?:ripped\s+out|removed|stripped|disabled|deleted|turned\s+off)|"
             r"\byou(?:'re|\s+are)\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?(?:ai|dan|"
             r"unrestricted|unfiltered|uncensored|jailbroken|free|evil|mode|bot|assistant|model|gpt|"
             r"developer|admin|god|without|no|not|able|allowed|capable|version)\b"
@@ -269,7 +278,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:no|without\s+any|free\s+of|broken\s+free\s+of)\s+(?:[\w-]+\s+){0,2}?"
             r"(?:content\s+polic(?:y|ies)|censorship|ethical\s+guidelines|moral\s+(?:guidelines|"
             r"constraints)|safety\s+(?:guidelines|filters|restrictions))\b"
-            r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+(?:character|role)"
+            r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role"
             r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+|\bno\s+refusals?\b"
             r"|\byou(?:'re|\s+are)\s+[\w-]*(?:gpt|bot|ai)\s+now\b"
             r"|\ban?\s+(?:unfiltered|unrestricted|uncensored|jailbroken)\s+(?:ai|model|assistant"
@@ -323,6 +332,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "extraction": {
         "en": (
+            r"\b(?:start|beginning|top)\s+of\s+your\s+(?:context|context\s+window|prompt|memory)\b|"
+            r"\b(?:message|text|prompt|instructions?)\s+that\s+tells?\s+you\s+how\s+to\s+(?:behave|act|respond|answer)\b|"
+            r"\bhidden\s+(?:message|text|prompt|instructions?)\s+that\s+(?:tells|told|instructs|guides)\s+you\b|"
+            r"\bwhat\s+did\s+(?:the\s+)?(?:people|person|team|folks|company|developers?|operators?|ones?)\s+(?:who|that)\s+(?:set\s+you\s+up|configured\s+you|deployed\s+you|built\s+you|made\s+you|created\s+you)\s+tell\s+you\b|"
             r"\b(?:everything|all|what)\s+you\s+(?:were|have\s+been)\s+(?:told|given|instructed)\b"
             r"|\b(?:which|what)\s+(?:api\s+key|password|token|credentials?|secret)\s+(?:are|do|did"
             r"|were)\s+"
@@ -411,7 +424,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         ),
         "zh": r"(?:告诉我|显示|输出|透露|打印|泄露|给我|说出|确认|提供|重复|发给我).{0,3}?"
         r"(?:你的|您的|系统|初始|隐藏的?|全部).{0,4}?(?:系统提示|提示词|密码|密钥|秘密|指令|设定)"
-        r"|(?:系统提示词?|密码|密钥|口令)是什么|确认.{0,6}密码|环境变量",
+        r"|(?:系统提示词?|密码|密钥|口令)是什么|确认.{0,6}密码|环境变量"
+        r"|(?:启动时|初始化时|开始前|一开始)(?:收到|接收到?|得到|获得)的.{0,6}(?:配置|指令|提示|规则|设定)",
         "ja": r"(?:システムプロンプト|パスワード|秘密鍵|秘密のキー|初期設定|指示内容)(?:(?!方法"
         r"|やり方|仕方).){0,12}?"
         r"(?:教えて|見せて|表示|出力|提供|確認)",
@@ -422,11 +436,17 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:lautet|ist|nenn\w*|verrat\w*)\s+(?:mir\s+)?(?:ihr|dein)(?:en)?\s+passwort"
         r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen|geben|sagen"
         r"|verraten|"
-        r"ausgeben|mitteilen)",
+        r"ausgeben|mitteilen)"
+        r"|\bvor\s+beginn\s+(?:dieses|des|unseres)\s+(?:gesprächs|chats|dialogs)"
+        r"|\b(?:deine|ihre)\s+internen?\s+(?:vorgaben|anweisungen|regeln|richtlinien)\s+"
+        r"(?:\w+\s+){0,2}?(?:offenzulegen|offenlegen|auszugeben|ausgeben|preiszugeben|zeigen)",
         "fr": rf"\b(?:révél|révèl|montr|affich|donn|dis|confirm|répét|répèt)\w*[- ]"
         rf"(?:moi\s+)?{_W}{{0,3}}?"
         r"(?:prompt\s+système|invite\s+système|mot\s+de\s+passe|clé\s+secrète"
         r"|instructions\s+initiales)"
+        r"|\b(?:instructions|consignes|règles|messages?|texte)\s+(?:initiales?\s+|cachées?\s+)?"
+        r"qu(?:e\s+|')(?:tu\s+as|vous\s+avez)\s+re[çc]u"
+        r"|\b(?:affiche|donne|montre|liste)\w*\s+(?:[\w'-]+\s+){0,5}?variables\s+d'environnement"
         r"|quel(?:le)?s?\s+(?:est|sont)\s+(?:ta|votre|ton|tes|vos)\s+(?:clé\s+secrète"
         r"|mot\s+de\s+passe|"
         r"instructions|prompt)",
@@ -443,6 +463,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "authority": {
         "en": (
+            r"\btreat\s+(?:my|these|this\s+user's|the\s+user's)\s+(?:messages?|requests?|instructions)\s+as\s+(?:if\s+they\s+(?:came|come)\s+from\s+|coming\s+from\s+)?(?:your|the)\s+(?:operator|developers?|system|admin(?:istrator)?|creators?)\b|"
             r"\b(?:override|maintenance|admin(?:istrator)?|debug|god|law\s+enforcement|root|sudo|"
             r"diagnostic|service)\s+(?:mode|override|request)\b|\b(?:sudo|root|god)\s+access\b"
             r"|\badministrator\s+override"
@@ -555,6 +576,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "stealth": {
         "en": (
+            r"\b(?:don't|do\s+not|never)\s+(?:surface|show|reveal|mention|disclose|display)\s+(?:this|these|the)\s+(?:notice|note|message|instructions?|step|section)\s+to\s+the\s+(?:user|reader|recipient)|"
             r"\bwithout\s+(?:telling|informing|notifying|alerting|letting)\s+(?:the\s+)?(?:user"
             r"|them|"
             r"anyone|the\s+human|the\s+owner)"
@@ -596,6 +618,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "pre_approval": {
         "en": (
+            r"\b(?:do\s+not|don't)\s+wait\s+for\s+(?:the\s+)?(?:user|owner|human)(?:'s)?\s+(?:approval|confirmation|consent|go-ahead)|"
             r"\bpre-?(?:approved|authori[sz]ed|cleared|confirmed)\b(?!\s+(?:for|charge|payment|"
             r"transaction|amount|hold|loan|credit|offer))"
             r"|\b(?:already|been)\s+(?:approved|authori[sz]ed|confirmed)\s+by\s+(?:the\s+)?(?:user|"
@@ -648,6 +671,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "task_hijack": {
         "en": (
+            r"\bbefore\s+(?:calling|using|invoking|running|executing)\s+(?:this|the|any)\s+(?:tool|function|command|api)\b|"
             r"\b(?:before|after|instead\s+of|rather\s+than|in\s+addition\s+to|as\s+part\s+of"
             r"|while)\s+"
             r"(?:you\s+)?(?:summari[sz]ing|summari[sz]e|replying|responding|answering|translating|"
@@ -683,6 +707,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
+            r"\b(?:intended|meant)\s+(?:only\s+)?for\s+(?:the\s+)?(?:ai\s+)?(?:assistants?|agents?|ai|llms?|models?|bots?)\b|"
             rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\b"
             r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
@@ -709,7 +734,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"scanning|receiving|listing|opening|running|executing|visiting|crawling|browsing"
             r"|using|"
             r"accessing|fetching|working\s+on)\s+(?:this|these|the\s+\w+)"
-            r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:processing|processors?|readers?"
+            r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:[\w-]+\s+){0,2}?(?:processing"
+            r"|processors?|readers?"
             r"|systems?|"
             r"agents?|tools?)\b"
             r"|\bif\b[^.\n]{0,50}\b(?:read|evaluated|reviewed|processed|summari[sz]ed|screened"
@@ -766,13 +792,15 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|(?:어시스턴트|인공지능|에이전트)(?:는|은)\s.{0,40}?(?:해야|하세요|하십시오)"
         r"|(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
         r"(?:에게|님|께|여|[:\uff1a,])"
-        r"|(?:당신이|네가)\s*ai라면",
+        r"|(?:당신이|네가)\s*ai라면|ai\s*(?:상담원|상담사)(?:에게|님|께)",
         "de": r"\b(?:der|die)\s+(?:ki|ki-\w+|assistent\w*|sprachmodell)\s+(?:muss|soll|darf)\b"
         r"|\b(?:achtung|hinweis|hallo)\s*,?\s*(?:ki|ki-\w+)\b\s*[:,!]"
         r"|\b(?:an\s+(?:den|die)|für\s+(?:den|die)|liebe[rs]?|hallo|hinweis\s+an\s+(?:den"
         r"|die))\s+"
         r"(?:ki\b|ki-\w+|assistent\w*|sprachmodell)|\bki-(?:assistent|agent)\w*\s*[:,]"
-        r"|\bwenn\s+du\s+(?:eine\s+)?ki\s+bist",
+        r"|\bwenn\s+du\s+(?:eine\s+)?ki\s+bist"
+        r"|\b(?:hinweis|anweisung|notiz|nachricht)\s+(?:an|für)\s+(?:alle\s+|die\s+|den\s+)?"
+        r"(?:ki\b|ki-\w+)",
         "fr": r"\bpour\s+(?:tout|toute|chaque)\s+(?:assistant|agent|ia|modèle)\b|\b(?:à"
         r"|pour)\s+l'(?:ia|assistant)\b|\b(?:note|message)\s+(?:pour|à)\s+(?:l'"
         r"|les\s+)?"
@@ -834,6 +862,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("override", "es"): (
         *("ignora", "olvida", "ignore", "olvide", "descarta", "omite", "tarea", "misión"),
+        *("órdenes",),
     ),
     ("override", "ru"): ("игнорир", "забуд", "обращай", "задача"),
     ("override", "it"): ("ignora", "dimentica"),
@@ -860,6 +889,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("unfiltered", "unrestricted", "uncensored", "jailbroken", "now"),
         *("roleplay", "role-play", "act"),
         *("refusal", "refusals"),
+        *("caveats", "disclaimers", "warnings", "never", "alignment", "regard", "evil"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
@@ -885,6 +915,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
         *("copy",),
+        *("start", "tells", "tell", "hidden"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -896,13 +927,18 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         "设定",
         "口令",
         "环境变量",
+        *("启动时", "初始化时", "开始前", "一开始"),
     ),
     ("extraction", "ja"): ("システムプロンプト", "パスワード", "秘密", "初期設定", "指示内容"),
     ("extraction", "ko"): ("프롬프트", "비밀번호", "암호", "비밀", "지시"),
     ("extraction", "de"): (
         *("prompt", "passwort", "kennwort", "schlüssel", "anweisungen", "passwort"),
+        *("beginn", "internen"),
     ),
-    ("extraction", "fr"): (*("prompt", "invite", "passe", "clé", "instructions", "passe"),),
+    ("extraction", "fr"): (
+        *("prompt", "invite", "passe", "clé", "instructions", "passe", "consignes", "règles"),
+        *("message", "texte", "variables"),
+    ),
     ("extraction", "es"): ("prompt", "contraseña", "clave", "instrucciones"),
     ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци", "переменн"),
     ("authority", "en"): (
@@ -912,7 +948,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("message", "instruction", "notice", "directive", "update"),
         *("as", "from"),
         *("admin", "administrator", "developer", "creator", "owner", "operator"),
-        *("here",),
+        *("here", "treat"),
     ),
     ("authority", "zh"): ("我是你的", "模式", "开发的", "系统", "来自"),
     ("authority", "ja"): ("私は", "モード", "開発された"),
@@ -1004,6 +1040,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("ai_address", "de"): (
         *("ki", "ki-", "assistent", "sprachmodell", "der", "die", "achtung", "hinweis", "hallo"),
+        *("anweisung", "notiz", "nachricht"),
     ),
     ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
@@ -1344,12 +1381,14 @@ DIRECTIVE_WORDS: Final = frozenset(
     "display show navigate go act pretend mention do bitte musst müssen sofort sende schicke leite "
     "lösche führe antworte dois devez veuillez immédiatement envoie envoyez transfère supprime "
     "exécute réponds debes debe favor inmediatamente envía reenvía elimina ejecuta responde должен "
-    "должна немедленно пожалуйста отправь перешли удали выполни ответь".split()
+    "должна немедленно пожалуйста отправь перешли удали выполни ответь busque reenvíe reenvíelos "
+    "elimine envíe borre bewerten erwähnen envie encaminhe apague exclua invia inoltra "
+    "cancella".split()
 )
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
     *("하세요", "하십시오", "해라", "해야", "반드시", "즉시", "주세요", "請", "務必", "必須"),
-    *("立刻", "不要", "而是", "让用户"),
+    *("立刻", "不要", "而是", "让用户", "마세요"),
 )
 """A demand: a modal, a request word or an imperative verb (checked just after an address)."""
 
@@ -1358,7 +1397,7 @@ ROLE_TAG_TOKEN: Final = re.compile(
     r"eot_id|begin_of_text)\|>|\[/?inst\]|<</?sys>>"
 )
 ROLE_TAG_ELEMENT: Final = re.compile(
-    r"</?(?:system|sys|system_prompt|instructions?|admin|developer)>|<system\s+mode>"
+    r"</?(?:system|sys|system_prompt|instructions?|admin|developer|important)>|<system\s+mode>"
     r"|\[(?:system|admin|developer)(?:\s+(?:note|message|prompt|instructions?))?\]"
 )
 ROLE_TAG_LABEL: Final = re.compile(
@@ -1618,7 +1657,10 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
         "role_tag",
         "role tag",
         ROLE_TAG_ELEMENT,
-        ("system", "sys", "system_prompt", "instruction", "instructions", "admin", "developer"),
+        (
+            *("system", "sys", "system_prompt", "instruction", "instructions", "admin"),
+            *("developer", "important"),
+        ),
         reach=60,
     ),
     Cue(
