@@ -100,7 +100,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"guidance|directions)"
             r"|\b(?:nothing|none)\s+(?:of\s+(?:what|the\s+\w+)\s+)?you\s+(?:were|have\s+been"
             r"|got)\s+"
-            r"(?:told|given|instructed)\s+(?:\w+\s+)?(?:applies|matters|counts)"
+            r"(?:told|given|instructed|configured\s+with|loaded\s+with|set\s+up\s+with)\s+"
+            r"(?:\w+\s+)?(?:applies|matters|counts)"
             r"|\b(?:ignore|disregard|forget)\s+(?:what|everything|anything)\s+(?:they|you\s+were|"
             r"you've\s+been|the\s+\w+)\s+(?:\w+\s+)?(?:told|said|gave|instructed)"
             r"|\bfollow\s+(?:my|these|the\s+following|only\s+my)\s+(?:instructions|rules|orders"
@@ -144,8 +145,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|directive|"
             r"goal|mission|purpose)\s+(?:now\s+)?(?:is|are)\b"
             r"|\b(?:guidelines|instructions|rules|polic(?:y|ies)|prompt|directives)\s+(?:that\s+)?"
-            r"you\s+(?:started|began|were\s+given|received|got)\b[^.\n]{0,100}?\b(?:retired|obsolete"
-            r"|outdated|revoked|deprecated|superseded|replaced|no\s+longer\s+(?:apply|valid|active))"
+            r"you\s+(?:started|began|were\s+given|received|got)\b[^.\n]{0,100}?\b(?:retired"
+            r"|obsolete"
+            r"|outdated|revoked|deprecated|superseded|replaced|no\s+longer\s+(?:apply|valid"
+            r"|active))"
         ),
         "zh": r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不理会|无需遵守|不要遵守|不再遵守|放弃).{0,8}?"
         r"(?:指令|指示|说明|命令|规则|提示词|设定|要求|限制)"
@@ -176,22 +179,28 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"(?:инструкци|указани|команд|правил|промпт)"
         r"|(?:игнорируй|проигнорируй|забудь)\s+(?:всё|все|то)\b,?\s*(?:что|чему|выше|ранее)?"
         r"|твоя\s+(?:новая|настоящая)\s+задача",
-        "it": rf"\b(?:ignora|dimentica)\w*\s+{_W}{{0,3}}?(?:istruzioni|regole)",
+        "it": rf"(?<!\sa\s)(?<!\sdi\s)(?<!per\s)\b(?:ignora|dimentica)\w*\s+{_W}{{0,3}}?"
+        r"(?:istruzioni|regole)",
         "pt": rf"\b(?:ignore|esqueça|esqueca)\w*\s+{_W}{{0,3}}?(?:instruções|regras)",
         "vi": r"\b(?:quên|bỏ\s+qua)\b.{0,20}?hướng\s+dẫn",
         "ar": r"(?:تجاهل|تغاضى|انس).{0,30}?تعليمات",
     },
     "persona": {
         "en": (
-            r"\b(?:no|any|without)\s+regard\s+(?:to|for)\s+(?:the\s+)?(?:morality|legality|ethics|harm)|"
+            r"\b(?:no|any|without)\s+regard\s+(?:to|for)\s+(?:the\s+)?(?:morality|legality"
+            r"|ethics|harm)|"
             r"\bevil\s+(?:version|twin)\s+of\b|"
-            r"\b(?:answers?|responses?|replies|outputs?)\s+(?:must|should|will|shall)\s+be\s+(?:[\w-]+\s+){0,3}?(?:unrestricted|unfiltered|uncensored)\b|"
+            r"\b(?:answers?|responses?|replies|outputs?)\s+(?:must|should|will"
+            r"|shall)\s+be\s+(?:[\w-]+\s+){0,3}?(?:unrestricted|unfiltered|uncensored)\b|"
             r"\byou\s+(?:don't|do\s+not|never|won't|will\s+not|must\s+not)\s+refuse\b|"
-            r"\b(?:answer|reply|respond|speak|write)\w*\s+(?:[\w-]+\s+){0,3}?(?:with\s+no|without)\s+(?:any\s+)?(?:safety\s+|ethical\s+|moral\s+)?(?:caveats|disclaimers|warnings)\b|"
-            r"\bnever\s+(?:says?|admits?)\s+(?:that\s+)?(?:it|you|she|he)\s+(?:can't|cannot|can\s+not)\b|"
+            r"\b(?:answer|reply|respond|speak|write)\w*\s+(?:[\w-]+\s+){0,3}?(?:with\s+no"
+            r"|without)\s+(?:any\s+)?(?:safety\s+|ethical\s+|moral\s+)?(?:caveats|disclaimers|warnings)\b|"
+            r"\bnever\s+(?:says?|admits?)\s+(?:that\s+)?(?:it|you|she|he)\s+(?:can't|cannot"
+            r"|can\s+not)\b|"
             r"\bnever\s+(?:adds?|gives?|includes?)\s+(?:any\s+)?(?:warnings|disclaimers|caveats)\b|"
             r"\bnever\s+(?:been\s+)?bound\s+by\b|"
-            r"\b(?:alignment|safety)\s+(?:module|layer|training|filters?|guardrails?)\s+(?:was|were|has\s+been|have\s+been|got)\s+(?:ripped\s+out|removed|stripped|disabled|deleted|turned\s+off)|"
+            r"\b(?:alignment|safety)\s+(?:module|layer|training|filters?|guardrails?)\s+(?:was"
+            r"|were|has\s+been|have\s+been|got)\s+(?:ripped\s+out|removed|stripped|disabled|deleted|turned\s+off)|"
             r"\byou(?:'re|\s+are)\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?(?:ai|dan|"
             r"unrestricted|unfiltered|uncensored|jailbroken|free|evil|mode|bot|assistant|model|gpt|"
             r"developer|admin|god|without|no|not|able|allowed|capable|version)\b"
@@ -329,13 +338,28 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|свободн|"
         r"без|отвечаешь)|(?:в|симулируй)\s+режим\w*\s+разработчика"
         r"|(?:отвечай|отвечать)\s+без\s+ограничений",
+        "it": r"\bsenza\s+(?:alcuna\s+)?(?:restrizioni|regole|filtri|limiti|censura)\s+(?:né|ne"
+        r"|o|e)\s+"
+        r"(?:regole|filtri|restrizioni|limiti|censura)|\bnon\s+rifiut\w*\s+mai\b"
+        r"|\bmai\s+rifiutare\b|\bmodalità\s+sviluppatore\b|\bnon\s+hai\s+più\s+(?:regole|limiti"
+        r"|filtri)",
+        "pt": r"\bvocê\s+não\s+tem\s+mais\s+(?:regras|filtros|restrições|limites)"
+        r"|\bsem\s+(?:regras|filtros|restrições|limites|censura)\s+(?:nem|e|ou)\s+"
+        r"(?:regras|filtros|restrições|limites|censura)|\bnunca\s+recuse\b|\bnão\s+recuse\s+nunca\b"
+        r"|\bmodo\s+desenvolvedor\b",
     },
     "extraction": {
         "en": (
+            r"\b(?:setup|set-up|startup|initial|original|hidden|system)\s+(?:text|prompt"
+            r"|message|instructions)\s+(?:that\s+)?you\s+(?:were|got)\s+(?:loaded|configured|initiali[sz]ed|primed|seeded|booted)|"
+            r"\byou\s+were\s+(?:loaded|primed|seeded|initiali[sz]ed|booted)\s+with\b|"
             r"\b(?:start|beginning|top)\s+of\s+your\s+(?:context|context\s+window|prompt|memory)\b|"
-            r"\b(?:message|text|prompt|instructions?)\s+that\s+tells?\s+you\s+how\s+to\s+(?:behave|act|respond|answer)\b|"
-            r"\bhidden\s+(?:message|text|prompt|instructions?)\s+that\s+(?:tells|told|instructs|guides)\s+you\b|"
-            r"\bwhat\s+did\s+(?:the\s+)?(?:people|person|team|folks|company|developers?|operators?|ones?)\s+(?:who|that)\s+(?:set\s+you\s+up|configured\s+you|deployed\s+you|built\s+you|made\s+you|created\s+you)\s+tell\s+you\b|"
+            r"\b(?:message|text|prompt"
+            r"|instructions?)\s+that\s+tells?\s+you\s+how\s+to\s+(?:behave|act|respond|answer)\b|"
+            r"\bhidden\s+(?:message|text|prompt|instructions?)\s+that\s+(?:tells|told|instructs"
+            r"|guides)\s+you\b|"
+            r"\bwhat\s+did\s+(?:the\s+)?(?:people|person|team|folks|company|developers?"
+            r"|operators?|ones?)\s+(?:who|that)\s+(?:set\s+you\s+up|configured\s+you|deployed\s+you|built\s+you|made\s+you|created\s+you)\s+tell\s+you\b|"
             r"\b(?:everything|all|what)\s+you\s+(?:were|have\s+been)\s+(?:told|given|instructed)\b"
             r"|\b(?:which|what)\s+(?:api\s+key|password|token|credentials?|secret)\s+(?:are|do|did"
             r"|were)\s+"
@@ -433,8 +457,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|어떻게).){0,20}?"
         r"(?:알려|보여|말해|출력|공개|제공|확인해)",
         "de": rf"\b(?:gib|zeig|nenn|verrat|bestätig|wiederhol)\w*\s+{_W}{{0,4}}?(?:system-?prompt|"
-        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:lautet|ist|nenn\w*|verrat\w*)\s+(?:mir\s+)?(?:ihr|dein)(?:en)?\s+passwort"
-        r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen|geben|sagen"
+        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:lautet|ist|nenn\w*"
+        r"|verrat\w*)\s+(?:mir\s+)?(?:ihr|dein)(?:en)?\s+passwort"
+        r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen"
+        r"|geben|sagen"
         r"|verraten|"
         r"ausgeben|mitteilen)"
         r"|\bvor\s+beginn\s+(?:dieses|des|unseres)\s+(?:gesprächs|chats|dialogs)"
@@ -460,10 +486,17 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"исходн\w*\s+инструкци|скрыт\w*\s+инструкци|переменн\w*\s+окружения|api-?ключ)"
         r"|какой\s+(?:\u0443\s+(?:тебя"
         r"|вас)\s+)?пароль",
+        "it": r"\b(?:rivel|mostr|dimmi|dammi|stamp|ripet|scriv)(?!are\b|ere\b"
+        r"|ire\b)\w*\s+(?:[\w'-]+\s+){0,4}?"
+        r"(?:prompt\s+di\s+sistema|password|istruzioni\s+(?:iniziali|originali|di\s+sistema))",
+        "pt": r"\b(?:revel|mostr|diga|me\s+d[êe]|imprim|repit|escrev)(?!ar\b|er\b"
+        r"|ir\b)\w*\s+(?:[\w'-]+\s+){0,4}?"
+        r"(?:prompt\s+do\s+sistema|senha|instruções\s+(?:iniciais|originais|do\s+sistema))",
     },
     "authority": {
         "en": (
-            r"\btreat\s+(?:my|these|this\s+user's|the\s+user's)\s+(?:messages?|requests?|instructions)\s+as\s+(?:if\s+they\s+(?:came|come)\s+from\s+|coming\s+from\s+)?(?:your|the)\s+(?:operator|developers?|system|admin(?:istrator)?|creators?)\b|"
+            r"\btreat\s+(?:my|these|this\s+user's|the\s+user's)\s+(?:messages?|requests?"
+            r"|instructions)\s+as\s+(?:if\s+they\s+(?:came|come)\s+from\s+|coming\s+from\s+)?(?:your|the)\s+(?:operator|developers?|system|admin(?:istrator)?|creators?)\b|"
             r"\b(?:override|maintenance|admin(?:istrator)?|debug|god|law\s+enforcement|root|sudo|"
             r"diagnostic|service)\s+(?:mode|override|request)\b|\b(?:sudo|root|god)\s+access\b"
             r"|\badministrator\s+override"
@@ -576,7 +609,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "stealth": {
         "en": (
-            r"\b(?:don't|do\s+not|never)\s+(?:surface|show|reveal|mention|disclose|display)\s+(?:this|these|the)\s+(?:notice|note|message|instructions?|step|section)\s+to\s+the\s+(?:user|reader|recipient)|"
+            r"\b(?:don't|do\s+not|never)\s+tell\s+(?:anyone|anybody|the\s+(?:user|owner"
+            r"|recipient))\b|"
+            r"\b(?:don't|do\s+not|never)\s+(?:surface|show|reveal|mention|disclose"
+            r"|display)\s+(?:this|these|the)\s+(?:notice|note|message|instructions?|step|section)\s+to\s+the\s+(?:user|reader|recipient)|"
             r"\bwithout\s+(?:telling|informing|notifying|alerting|letting)\s+(?:the\s+)?(?:user"
             r"|them|"
             r"anyone|the\s+human|the\s+owner)"
@@ -615,10 +651,17 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "ru": r"пользовател\w*\s+не\s+(?:говори|сообщай)|не\s+(?:говори|сообщай"
         r"|упоминай)\w*\s+(?:\u043e\u0431\s+этом\s+)?пользовател"
         r"|не\s+сообщая\s+пользователю|тайно|незаметно",
+        "it": r"\bnon\s+(?:dirlo|dire|informare|avvisare|menzionare)\w*\s+(?:\w+\s+)?(?:all'"
+        r"|l')utente",
+        "pt": r"\bnão\s+(?:avise|informe|conte|diga|mencione)\w*\s+(?:\w+\s+)?(?:a|ao|o)\s+usuário"
+        r"|\bsem\s+(?:avisar|informar)\s+o\s+usuário",
     },
     "pre_approval": {
         "en": (
-            r"\b(?:do\s+not|don't)\s+wait\s+for\s+(?:the\s+)?(?:user|owner|human)(?:'s)?\s+(?:approval|confirmation|consent|go-ahead)|"
+            r"\b(?:has|have)\s+already\s+(?:agreed|consented|approved|authori[sz]ed"
+            r"|signed\s+off)\b|"
+            r"\b(?:do\s+not|don't)\s+wait\s+for\s+(?:the\s+)?(?:user|owner"
+            r"|human)(?:'s)?\s+(?:approval|confirmation|consent|go-ahead)|"
             r"\bpre-?(?:approved|authori[sz]ed|cleared|confirmed)\b(?!\s+(?:for|charge|payment|"
             r"transaction|amount|hold|loan|credit|offer))"
             r"|\b(?:already|been)\s+(?:approved|authori[sz]ed|confirmed)\s+by\s+(?:the\s+)?(?:user|"
@@ -671,7 +714,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "task_hijack": {
         "en": (
-            r"\bbefore\s+(?:calling|using|invoking|running|executing)\s+(?:this|the|any)\s+(?:tool|function|command|api)\b|"
+            r"\bbefore\s+(?:calling|using|invoking|running|executing)\s+(?:this|the"
+            r"|any)\s+(?:tool|function|command|api)\b|"
             r"\b(?:before|after|instead\s+of|rather\s+than|in\s+addition\s+to|as\s+part\s+of"
             r"|while)\s+"
             r"(?:you\s+)?(?:summari[sz]ing|summari[sz]e|replying|responding|answering|translating|"
@@ -707,7 +751,14 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
-            r"\b(?:intended|meant)\s+(?:only\s+)?for\s+(?:the\s+)?(?:ai\s+)?(?:assistants?|agents?|ai|llms?|models?|bots?)\b|"
+            r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:summari[sz]ing|processing"
+            r"|parsing|indexing|triaging|analy[sz]ing)\s+this\b|"
+            r"\byou(?:'re|\s+are)\s+(?:processing|summari[sz]ing|parsing|triaging|indexing"
+            r"|scanning|crawling)\s+(?:this|these|the)\s+(?:mailbox|inbox|page|document|e-?mails?|files?|messages?|tickets?|repo|repository|website|site|text|thread)\b|"
+            r"\byou(?:'re"
+            r"|\s+are)\s+(?:\w+ing\s+)(?:this\s+)?(?:\w+\s+){0,2}?on\s+behalf\s+of\s+(?:a|the|your)\s+(?:user|shopper|customer|client|buyer|human|person)\b|"
+            r"\b(?:intended|meant)\s+(?:only\s+)?for\s+(?:the\s+)?(?:ai\s+)?(?:assistants?"
+            r"|agents?|ai|llms?|models?|bots?)\b|"
             rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\b"
             r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
@@ -725,7 +776,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:if|when|while)\s+(?:you(?:'re|\s+are)|an?)\s+(?:an?\s+)?(?:ai|llm"
             r"|large\s+language\s+model|language\s+model|assistant|ai\s+assistant|chatbot|agent"
             r"|bot|"
-            r"automated)"
+            r"automated)(?!\s+(?:\w+\s+)?(?:reads?|opens?|visits?|processes|summari[sz]es"
+            r"|retrieves|fetches|browses)\s+(?:an?|some|any|untrusted|external)\b)"
             r"|@[\w-]*(?:ai|bot|assistant|agent|gpt|copilot)\b"
             rf"|\b{_AI}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+|is\s+|are\s+)?(?:reading"
             rf"|processing|"
@@ -815,6 +867,13 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|которая)\s+"
         r"(?:читает|обрабатывает|видит)|(?:внимание|привет),?\s+(?:ии|ai)\b"
         r"|если\s+ты\s+(?:ии|языковая\s+модель)",
+        "it": r"\b(?:nota|messaggio|istruzioni?)\s+per\s+(?:l'|il\s+|lo\s+|gli\s+|ogni\s+"
+        r"|qualsiasi\s+)?"
+        r"(?:assistente|agente|ia\b|ai\b|modello)|\ball'(?:assistente|ia)\b"
+        r"|\bse\s+sei\s+un(?:'|a\s+|\s+)?(?:ia|assistente|intelligenza)",
+        "pt": r"\b(?:nota|mensagem|instruç\w+)\s+(?:para|ao|à)\s+(?:o\s+|a\s+|qualquer\s+)?"
+        r"(?:assistente|agente|ia\b|ai\b|modelo)|\bao\s+(?:assistente|agente)\b"
+        r"|\bse\s+você\s+(?:é|for)\s+uma?\s+(?:ia|assistente)",
     },
 }
 """Feature → language → pattern: the phrase groups, also scanned inside decoded payloads."""
@@ -898,6 +957,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("persona", "fr"): ("maintenant", "désormais", "développeur", "restriction"),
     ("persona", "es"): ("eres", "desarrollador", "restricciones"),
     ("persona", "ru"): ("ты", "разработчика", "ограничений"),
+    ("persona", "it"): (*("senza", "rifiut", "rifiutare", "modalità", "non hai"),),
+    ("persona", "pt"): (*("você", "sem", "recuse", "desenvolvedor"),),
     ("extraction", "en"): (
         *("prompt", "prompts", "systemprompt", "password", "passwords", "passphrase"),
         *("passphrases", "secret", "secrets", "code", "codes", "key", "keys", "message"),
@@ -915,7 +976,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
         *("copy",),
-        *("start", "tells", "tell", "hidden"),
+        *("start", "tells", "tell", "hidden", "setup", "set-up", "original", "system", "loaded"),
+        *("primed", "seeded", "initialized", "initialised", "booted"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -941,6 +1003,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("extraction", "es"): ("prompt", "contraseña", "clave", "instrucciones"),
     ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци", "переменн"),
+    ("extraction", "it"): ("prompt", "password", "istruzioni"),
+    ("extraction", "pt"): ("prompt", "senha", "instruções"),
     ("authority", "en"): (
         *("mode", "override", "request", "access", "developer", "creator", "admin"),
         *("administrator", "owner", "maintainer", "operator", "programmer", "god", "granted"),
@@ -986,6 +1050,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("stealth", "fr"): ("utilisateur", "secret", "discrètement", "ceci"),
     ("stealth", "es"): ("usuario", "secreto"),
     ("stealth", "ru"): (*("пользовател", "тайно", "незаметно", "пользовател"),),
+    ("stealth", "it"): ("utente",),
+    ("stealth", "pt"): ("usuário",),
     ("pre_approval", "en"): (
         *("pre", "preapproved", "preauthorized", "preauthorised", "precleared", "preconfirmed"),
         *("approved", "authorized", "authorised", "confirmed", "user", "need", "ask", "wait"),
@@ -995,7 +1061,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("authorize", "authorise", "permit", "allow"),
         *("signed", "okayed"),
         *("cleared", "permitted", "allowed", "approved", "authorized", "authorised"),
-        *("signed",),
+        *("signed", "already"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -1031,6 +1097,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("scheduler", "planner"),
         *("automation",),
         *("_for_", "-for-"),
+        *("whoever", "whatever", "anyone", "anything", "you", "you're"),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): (*("ai", "処理する", "読んでいる", "読む", "要約する"),),
@@ -1045,6 +1112,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
     ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для", "ассистент"),),
+    ("ai_address", "it"): (*("assistente", "agente", "ia", "ai", "modello", "intelligenza"),),
+    ("ai_address", "pt"): (*("assistente", "agente", "ia", "ai", "modelo"),),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
@@ -1203,7 +1272,8 @@ _SECRET: Final = (
     r"(?:(?<!wi-fi\s)(?<!wifi\s)(?<!guest\s)(?<!network\s)passwords?|passwd|pass\s*phrases?"
     r"|api[_ -]?keys?|secrets?\b|credentials?|(?:auth|access|"
     r"session|bearer|refresh|oauth|github|slack|api)\s+tokens?|tokens?\b|\.ssh|id_(?:rsa|ed25519|"
-    r"ecdsa)|private\s+keys?|ssh\s+keys?|\.env(?![.\w-])|env(?:ironment)?\s+var(?:iable)?s?"
+    r"ecdsa)|private\s+keys?|ssh\s+keys?|authorized_keys|\.env(?![.\w-])"
+    r"|env(?:ironment)?\s+var(?:iable)?s?"
     r"|printenv|"
     r"/etc/(?:passwd|shadow)|\.aws|\.npmrc|\.netrc|\.pypirc|\.git-credentials|kubeconfig|"
     r"(?:session|auth|login)\s+cookies?|cookie\s+(?:jar|file|store)|"
@@ -1383,7 +1453,7 @@ DIRECTIVE_WORDS: Final = frozenset(
     "exécute réponds debes debe favor inmediatamente envía reenvía elimina ejecuta responde должен "
     "должна немедленно пожалуйста отправь перешли удали выполни ответь busque reenvíe reenvíelos "
     "elimine envíe borre bewerten erwähnen envie encaminhe apague exclua invia inoltra "
-    "cancella".split()
+    "cancella rispondi rivela esegui responda execute apague revele".split()
 )
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
