@@ -225,7 +225,7 @@ def _transcript_labels(scan: Scan, hits: list[_Hit]) -> bool:
     A label that appears once (a note, a field) is no turn of a transcript.
     """
     text = scan.text
-    if ":" not in text:
+    if text.count(":") < 4:  # two speakers, two turns each
         return False
     turns = Counter(m.group(1).strip() for m in _SPEAKER.finditer(text))
     if sum(count >= 2 for count in turns.values()) < 2:

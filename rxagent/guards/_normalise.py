@@ -44,8 +44,13 @@ _SPACED: Final = re.compile(r"(?<!\S)(?:[^\W_] ){4,}[^\W_](?!\S)")
 """A word spelled with a space between its letters ("i g n o r e"): five letters or more."""
 
 
+_DOTTED: Final = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}[^\W\d_](?![\w.])")
+_DOTTED_GATE: Final = re.compile(r"\.[^\W\d_]\.[^\W\d_]")
+"""A word spelled with a dot between its letters ("r.e.v.e.a.l"): three letters or more."""
+
+
 def _join_spaced(match: re.Match[str]) -> str:
-    return match.group().replace(" ", "")
+    return match.group().replace(" ", "").replace(".", "")
 
 
 class Normalised(NamedTuple):
@@ -121,5 +126,8 @@ def normalise(text: str) -> Normalised:
     text = _LEET_TOKEN.sub(_fold_leet_token, text)
     if "  " in text and _SPACED.search(text):  # words apart by two spaces, letters by one
         text = _SPACED.sub(_join_spaced, text)
+        obfuscated = True
+    if _DOTTED_GATE.search(text) and _DOTTED.search(text):
+        text = _DOTTED.sub(_join_spaced, text)
         obfuscated = True
     return Normalised(text, visible, tag_payload, obfuscated)

@@ -51,6 +51,8 @@ _AI: Final = (
 PHRASES: Final[dict[str, dict[str, str]]] = {
     "override": {
         "en": (
+            r"\b(?:your|content|safety|usual)\s+(?:guidelines|rules|policies|restrictions|filters)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)|"
+            r"\b(?:guidelines|rules|policies|restrictions|filters)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)\s+for\s+(?:this|the)\s+(?:session|conversation|chat)|"
             r"(?<!how\sto\s)\b(?:ignore|disregard|forget|skip|override|bypass|neglect|discard|"
             r"abandon|drop|"
             rf"supersede)\s+{_W}{{0,3}}?(?:previous|prior|above|preceding|earlier|foregoing|former|"
@@ -751,6 +753,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
+            r"\b(?:p\.?s\.?|note|notice|message|instructions?)\s*:?\s*(?:for|to)\s+(?:the\s+|any\s+)?(?:summary|summari[sz]ation|review|screening|triage|translation|indexing|search)\s+(?:tools?|bots?|engines?|systems?|models?)\b|"
+            r"\b(?:ai\s+)?(?:agent|assistant|bot)\s+(?:handling|processing|reviewing|triaging|working\s+on)\s+this\s+(?:ticket|e-?mail|message|issue|request|case|document|thread)\b|"
             r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:summari[sz]ing|processing"
             r"|parsing|indexing|triaging|analy[sz]ing)\s+this\b|"
             r"\byou(?:'re|\s+are)\s+(?:processing|summari[sz]ing|parsing|triaging|indexing"
@@ -870,10 +874,12 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "it": r"\b(?:nota|messaggio|istruzioni?)\s+per\s+(?:l'|il\s+|lo\s+|gli\s+|ogni\s+"
         r"|qualsiasi\s+)?"
         r"(?:assistente|agente|ia\b|ai\b|modello)|\ball'(?:assistente|ia)\b"
-        r"|\bse\s+sei\s+un(?:'|a\s+|\s+)?(?:ia|assistente|intelligenza)",
+        r"|\bse\s+sei\s+un(?:'|a\s+|\s+)?(?:ia|assistente|intelligenza)"
+        r"|\b(?:attenzione|ciao|caro|gentile)\s*,?\s+assistente\b",
         "pt": r"\b(?:nota|mensagem|instruç\w+)\s+(?:para|ao|à)\s+(?:o\s+|a\s+|qualquer\s+)?"
         r"(?:assistente|agente|ia\b|ai\b|modelo)|\bao\s+(?:assistente|agente)\b"
-        r"|\bse\s+você\s+(?:é|for)\s+uma?\s+(?:ia|assistente)",
+        r"|\bse\s+você\s+(?:é|for)\s+uma?\s+(?:ia|assistente)"
+        r"|\b(?:atenção|olá|oi|caro|prezado)\s*,?\s+(?:assistente|agente)\b",
     },
 }
 """Feature → language → pattern: the phrase groups, also scanned inside decoded payloads."""
@@ -906,6 +912,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("write",),
         *("start", "begin", "reset", "pay", "attention"),
         *("treat",),
+        *("suspended", "lifted", "disabled", "revoked", "deactivated", "waived"),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -957,8 +964,14 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("persona", "fr"): ("maintenant", "désormais", "développeur", "restriction"),
     ("persona", "es"): ("eres", "desarrollador", "restricciones"),
     ("persona", "ru"): ("ты", "разработчика", "ограничений"),
-    ("persona", "it"): (*("senza", "rifiut", "rifiutare", "modalità", "non hai"),),
-    ("persona", "pt"): (*("você", "sem", "recuse", "desenvolvedor"),),
+    ("persona", "it"): (
+        *("restrizioni", "regole", "filtri", "limiti", "censura", "rifiut"),
+        *("sviluppatore",),
+    ),
+    ("persona", "pt"): (
+        *("regras", "filtros", "restrições", "limites", "censura", "recuse"),
+        *("desenvolvedor",),
+    ),
     ("extraction", "en"): (
         *("prompt", "prompts", "systemprompt", "password", "passwords", "passphrase"),
         *("passphrases", "secret", "secrets", "code", "codes", "key", "keys", "message"),
@@ -976,7 +989,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
         *("copy",),
-        *("start", "tells", "tell", "hidden", "setup", "set-up", "original", "system", "loaded"),
+        *("context", "tells", "tell", "hidden", "loaded", "configured"),
         *("primed", "seeded", "initialized", "initialised", "booted"),
     ),
     ("extraction", "zh"): (
@@ -1096,8 +1109,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("@", "programmer", "coder", "helper", "companion"),
         *("scheduler", "planner"),
         *("automation",),
-        *("_for_", "-for-"),
-        *("whoever", "whatever", "anyone", "anything", "you", "you're"),
+        *("_for_", "-for-", "tool", "tools", "engine", "engines", "system", "systems"),
+        *("summarising", "summarizing", "processing", "parsing", "indexing", "triaging"),
+        *("analysing", "analyzing", "scanning", "crawling", "behalf"),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): (*("ai", "処理する", "読んでいる", "読む", "要約する"),),
@@ -1112,8 +1126,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
     ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для", "ассистент"),),
-    ("ai_address", "it"): (*("assistente", "agente", "ia", "ai", "modello", "intelligenza"),),
-    ("ai_address", "pt"): (*("assistente", "agente", "ia", "ai", "modelo"),),
+    ("ai_address", "it"): (*("nota", "messaggio", "istruzion", "all'", "se sei", "assistente"),),
+    ("ai_address", "pt"): (*("nota", "mensagem", "instruç", "se você", "assistente", "agente"),),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
@@ -1134,8 +1148,8 @@ STOPWORDS: Final[dict[str, frozenset[str]]] = {
     "es": frozenset(
         "el la los las y es tu de que una un por para todo todas todos no del al lo me su".split()
     ),
-    "it": frozenset("il la le e di che tutte tutti le un una per non sono".split()),
-    "pt": frozenset("o a os as e de que todas todos um uma para não suas seu".split()),
+    "it": frozenset("il la le di che tutte tutti un una sono della questo alla sei".split()),
+    "pt": frozenset("os de que todas todos um uma para não suas seu você com em da do".split()),
 }
 """Common words of the Latin-script languages: a text with none of a language's skips its
 patterns (an injection in that language is a sentence of it, and sentences hold these words)."""
