@@ -183,7 +183,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|твоя\s+(?:новая|настоящая)\s+задача",
         "it": rf"(?<!\sa\s)(?<!\sdi\s)(?<!per\s)\b(?:ignora|dimentica)\w*\s+{_W}{{0,3}}?"
         r"(?:istruzioni|regole)",
-        "pt": rf"\b(?:ignore|esqueça|esqueca)\w*\s+{_W}{{0,3}}?(?:instruções|regras)",
+        "pt": rf"\b(?:ignore|esqueça|esqueca)\w*\s+{_W}{{0,3}}?(?:instruções|regras)"
+        r"|\bignore\s+(?:o\s+|a\s+)?(?:pedido|pergunta|mensagem|solicitação)\s+do\s+usuário",
         "vi": r"\b(?:quên|bỏ\s+qua)\b.{0,20}?hướng\s+dẫn",
         "ar": r"(?:تجاهل|تغاضى|انس).{0,30}?تعليمات",
     },
@@ -352,6 +353,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "extraction": {
         "en": (
+            r"\b(?:first|earliest)\s+(?:thing|text|line|words?|message)s?\s+(?:written\s+)?(?:in|at\s+the\s+(?:top|start)\s+of)\s+your\s+(?:context|prompt|memory|instructions)|"
             r"\b(?:setup|set-up|startup|initial|original|hidden|system)\s+(?:text|prompt"
             r"|message|instructions)\s+(?:that\s+)?you\s+(?:were|got)\s+(?:loaded|configured|initiali[sz]ed|primed|seeded|booted)|"
             r"\byou\s+were\s+(?:loaded|primed|seeded|initiali[sz]ed|booted)\s+with\b|"
@@ -478,7 +480,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|quel(?:le)?s?\s+(?:est|sont)\s+(?:ta|votre|ton|tes|vos)\s+(?:clé\s+secrète"
         r"|mot\s+de\s+passe|"
         r"instructions|prompt)",
-        "es": rf"\b(?:revela|muestra|dime|dame|envía|envia|confirma|repite)\w*\s+{_W}{{0,4}}?"
+        "es": r"\b(?:cuáles|cuales)\s+son\s+tus\s+instrucciones|\btus\s+instrucciones\s+"
+        r"(?:internas|iniciales|ocultas|originales|del\s+sistema)|"
+        rf"\b(?:revela|muestra|dime|dame|envía|envia|confirma|repite)\w*\s+{_W}{{0,4}}?"
         r"(?:prompt\s+del\s+sistema|contraseña|clave\s+secreta|instrucciones\s+iniciales)"
         r"|cuál\s+es\s+(?:tu|su)\s+(?:contraseña|clave)",
         "ru": rf"(?:покажи|показать|раскрой|раскрыть|скажи|выведи|вывести|назови|отправ|подтверди"
@@ -548,6 +552,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "output_control": {
         "en": (
+            r"\bregardless\s+of\s+what\s+(?:the\s+)?(?:sources?|documents?|results?|data|evidence|reviews?|user)\s+(?:says?|shows?|states?|asks?|contains?)|"
             r"\b(?:begin|start|end|prefix)\s+(?:your|each|every)\s+(?:reply|response"
             r"|answer)\s+with\b"
             r"|\brepeat\s+the\s+following\s+sentence|\b(?:reply"
@@ -716,6 +721,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "task_hijack": {
         "en": (
+            r"\b(?:drop|forget|skip|abandon|stop)\s+(?:the|your)\s+(?:summary|translation|task|answer|review|analysis)\s+(?:you\s+were|you've\s+been|you\s+have\s+been)\s+asked\s+(?:for|to\s+\w+)|"
+            r"\binstead\s+(?:tell|inform|warn|say\s+to)\s+the\s+(?:reader|user)\b|"
+            r"\b(?:do\s+not|don't)\s+(?:evaluate|review|read|analy[sz]e|check|assess)\s+(?:the\s+)?(?:application|document|text|content|resume|cv|code|submission|e-?mail|message)\s+(?:below|above|that\s+follows)|"
             r"\bbefore\s+(?:calling|using|invoking|running|executing)\s+(?:this|the"
             r"|any)\s+(?:tool|function|command|api)\b|"
             r"\b(?:before|after|instead\s+of|rather\s+than|in\s+addition\s+to|as\s+part\s+of"
@@ -755,8 +763,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "en": (
             r"\b(?:p\.?s\.?|note|notice|message|instructions?)\s*:?\s*(?:for|to)\s+(?:the\s+|any\s+)?(?:summary|summari[sz]ation|review|screening|triage|translation|indexing|search)\s+(?:tools?|bots?|engines?|systems?|models?)\b|"
             r"\b(?:ai\s+)?(?:agent|assistant|bot)\s+(?:handling|processing|reviewing|triaging|working\s+on)\s+this\s+(?:ticket|e-?mail|message|issue|request|case|document|thread)\b|"
-            r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:summari[sz]ing|processing"
-            r"|parsing|indexing|triaging|analy[sz]ing)\s+this\b|"
+            r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:summari[sz](?:ing|es)"
+            r"|process(?:ing|es)|pars(?:ing|es)|index(?:ing|es)|triag(?:ing|es)|analy[sz](?:ing|es))"
+            r"\s+this\b|"
             r"\byou(?:'re|\s+are)\s+(?:processing|summari[sz]ing|parsing|triaging|indexing"
             r"|scanning|crawling)\s+(?:this|these|the)\s+(?:mailbox|inbox|page|document|e-?mails?|files?|messages?|tickets?|repo|repository|website|site|text|thread)\b|"
             r"\byou(?:'re"
@@ -871,12 +880,13 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|которая)\s+"
         r"(?:читает|обрабатывает|видит)|(?:внимание|привет),?\s+(?:ии|ai)\b"
         r"|если\s+ты\s+(?:ии|языковая\s+модель)",
-        "it": r"\b(?:nota|messaggio|istruzioni?)\s+per\s+(?:l'|il\s+|lo\s+|gli\s+|ogni\s+"
+        "it": r"\b(?:nota|messaggio|istruzion[ei])\s+per\s+(?:l'|il\s+|lo\s+|gli\s+|ogni\s+"
         r"|qualsiasi\s+)?"
         r"(?:assistente|agente|ia\b|ai\b|modello)|\ball'(?:assistente|ia)\b"
         r"|\bse\s+sei\s+un(?:'|a\s+|\s+)?(?:ia|assistente|intelligenza)"
         r"|\b(?:attenzione|ciao|caro|gentile)\s*,?\s+assistente\b",
-        "pt": r"\b(?:nota|mensagem|instruç\w+)\s+(?:para|ao|à)\s+(?:o\s+|a\s+|qualquer\s+)?"
+        "pt": r"\b(?:nota|mensagem|instruç\w+|observaç\w+)\s+(?:para|ao|à)\s+"
+        r"(?:o\s+|a\s+|qualquer\s+)?"
         r"(?:assistente|agente|ia\b|ai\b|modelo)|\bao\s+(?:assistente|agente)\b"
         r"|\bse\s+você\s+(?:é|for)\s+uma?\s+(?:ia|assistente)"
         r"|\b(?:atenção|olá|oi|caro|prezado)\s*,?\s+(?:assistente|agente)\b",
@@ -989,7 +999,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
         *("copy",),
-        *("context", "tells", "tell", "hidden", "loaded", "configured"),
+        *("context", "tells", "tell", "hidden", "loaded", "configured", "memory"),
         *("primed", "seeded", "initialized", "initialised", "booted"),
     ),
     ("extraction", "zh"): (
@@ -1035,6 +1045,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("authority", "es"): ("soy", "modo", "como"),
     ("authority", "ru"): (*("я", "режим", "как", "это"),),
     ("output_control", "en"): (
+        *("regardless",),
         *("reply", "response", "answer", "repeat", "respond", "print", "summary", "output"),
         *("modify", "translate", "questioned", "say", "tell", "inform", "recommend", "rate"),
         *("rank", "describe", "present"),
@@ -1086,6 +1097,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("одобрен", "согласован", "разрешен", "утвержден", "подтвержд", "без", "спрашивать"),
     ),
     ("task_hijack", "en"): (
+        *("drop", "forget", "skip", "abandon", "stop", "instead", "evaluate", "review", "read"),
+        *("analyse", "analyze", "check", "assess"),
         *("before", "after", "instead", "rather", "addition", "part", "while", "stop", "cease"),
         *("abort", "halt", "must"),
         *("should", "need", "required", "instructed", "expected", "also", "instruction"),
@@ -1111,6 +1124,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("automation",),
         *("_for_", "-for-", "tool", "tools", "engine", "engines", "system", "systems"),
         *("summarising", "summarizing", "processing", "parsing", "indexing", "triaging"),
+        *("summarises", "summarizes", "processes", "parses", "indexes", "triages"),
+        *("analyses", "analyzes"),
         *("analysing", "analyzing", "scanning", "crawling", "behalf"),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
@@ -1127,7 +1142,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
     ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для", "ассистент"),),
     ("ai_address", "it"): (*("nota", "messaggio", "istruzion", "all'", "se sei", "assistente"),),
-    ("ai_address", "pt"): (*("nota", "mensagem", "instruç", "se você", "assistente", "agente"),),
+    ("ai_address", "pt"): (
+        *("nota", "mensagem", "instruç", "se você", "assistente", "agente", "observaç"),
+    ),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
@@ -1467,7 +1484,8 @@ DIRECTIVE_WORDS: Final = frozenset(
     "exécute réponds debes debe favor inmediatamente envía reenvía elimina ejecuta responde должен "
     "должна немедленно пожалуйста отправь перешли удали выполни ответь busque reenvíe reenvíelos "
     "elimine envíe borre bewerten erwähnen envie encaminhe apague exclua invia inoltra "
-    "cancella rispondi rivela esegui responda execute apague revele".split()
+    "cancella rispondi rivela esegui responda execute apague revele ignoriere schreibe antworte "
+    "stattdessen zeige gib".split()
 )
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
