@@ -1415,7 +1415,7 @@ _ML_VERBS: Final = (
     *("lösche", "kopiere", "lies", "envoie", "envoyez", "transfère", "transférez", "supprime"),
     *("vire",),
     *("copie", "téléverse", "envía", "envia", "reenvía", "reenvia", "transfiere", "elimina"),
-    *("borra",),
+    *("borra", "copia"),
     *("sube", "отправ", "перешли", "пересл", "переведи", "удали", "загрузи", "скопируй"),
     *("прочитай",),
     *("上傳", "傳送", "轉寄", "刪除"),
