@@ -160,7 +160,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,8}?(?:無視|忘れ|取り消|無効|撤回)"
         r"|(?:これまで|以前|上記)の(?:内容|こと).{0,4}(?:無視|忘れ)|あなたの(?:新しい"
         r"|本当の)任務は",
-        "ko": r"(?:지시|명령|지침|규칙|프롬프트|설정|제한).{0,8}?(?:무시|잊어|잊고)"
+        "ko": r"(?<!지난번\s)(?<!지난주\s)(?<!어제\s)(?<!지난달\s)"
+        r"(?:지시|명령|지침|규칙|프롬프트|설정|제한).{0,8}?(?:무시|잊어|잊고)"
         r"|(?:이전|위의|앞의)\s*(?:내용|모든\s*것).{0,6}(?:무시|잊)|너의\s*새로운\s*임무는",
         "de": rf"\b(?:ignorier|vergiss|vergessen|missacht|verwirf)\w*\s+{_W}{{0,4}}?"
         r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben|anordnungen|richtlinien)"
@@ -801,7 +802,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"accessing|fetching|working\s+on)\s+(?:this|these|the\s+\w+)"
             r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:[\w-]+\s+){0,2}?(?:processing"
             r"|processors?|readers?"
-            r"|systems?|"
+            r"|systems?|screening|screeners?|reviewers?|parsers?|"
             r"agents?|tools?)\b"
             r"|\bif\b[^.\n]{0,50}\b(?:read|evaluated|reviewed|processed|summari[sz]ed|screened"
             r"|parsed|"
@@ -1650,7 +1651,7 @@ DISCUSSION: Final = re.compile(
     r"payload)|test\s+cases?|(?:known|common|famous|classic)\s+(?:jailbreak|attack|injection"
     r"|exploit|example)|"
     r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
-    r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they)\s+(?:write"
+    r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they|customers|visitors|students|employees)\s+(?:write"
     r"|type|"
     r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
@@ -1669,6 +1670,7 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("red", "security", "example", "examples", "paper", "study", "article", "blog", "talk"),
         *("lecture", "authors", "story", "scene", "phrase", "string", "payload", "test", "flag"),
         *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
+        *("customers", "visitors", "students", "employees"),
         *("building", "build", "writing", "training", "train", "should", "sends", "types"),
         *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
         *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
