@@ -49,6 +49,10 @@ _DOTTED_GATE: Final = re.compile(r"\.[^\W\d_]\.[^\W\d_]")
 """A word spelled with a dot between its letters ("r.e.v.e.a.l"): three letters or more."""
 
 
+_HYPHENATED: Final = re.compile(r"\b[^\W\d_]{1,5}(?:-[^\W\d_]{1,5}){2,}\b")
+"""A word cut into syllables by hyphens ("ig-no-re", "in-struc-tions"): three pieces or more."""
+
+
 def _join_spaced(match: re.Match[str]) -> str:
     return match.group().replace(" ", "").replace(".", "")
 
@@ -126,6 +130,9 @@ def normalise(text: str) -> Normalised:
     text = _LEET_TOKEN.sub(_fold_leet_token, text)
     if "  " in text and _SPACED.search(text):  # words apart by two spaces, letters by one
         text = _SPACED.sub(_join_spaced, text)
+        obfuscated = True
+    if text.count("-") >= 4 and len(_HYPHENATED.findall(text)) >= 2:
+        text = _HYPHENATED.sub(lambda match: match.group().replace("-", ""), text)
         obfuscated = True
     if _DOTTED_GATE.search(text) and _DOTTED.search(text):
         text = _DOTTED.sub(_join_spaced, text)

@@ -36,7 +36,8 @@ _AI: Final = (
     r"(?:coding|autonomous|browsing|shopping|e-?mail|research|scheduling|triage|software|"
     r"computer-use|llm|ai)\s+agent|(?<!support\s)(?<!sales\s)(?<!service\s)(?<!customer\s)"
     r"(?<!travel\s)(?<!human\s)(?<!estate\s)(?<!insurance\s)agents?(?=\s*[,:]\s|\s+(?:notes?|"
-    r"instructions?|directives?|tasks?|messages?)\b)|"
+    r"instructions?|directives?|tasks?|messages?|reading|processing|listing|parsing"
+    r"|summari[sz]ing|indexing|crawling)\b)|"
     r"chatbot|bot|language\s+model|"
     r"ai\s+model|(?:language|summari[sz]ation|foundation|reasoning|llm)\s+models?|gpt|chatgpt"
     r"|claude|gemini|copilot|(?:automated|screening"
@@ -337,7 +338,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "es": r"\b(?:ahora|a\s+partir\s+de\s+ahora)\s+eres\s+(?:una?\s+)?(?:[\w-]+\s+){0,2}?(?:ia"
         r"|ai|"
         r"asistente|bot|dan|libre|sin)\b|(?:simula|en)\s+modo\s+desarrollador"
-        r"|responde\s+sin\s+restricciones",
+        r"|responde\s+sin\s+restricciones|\bno\s+tienes\s+(?:restricciones|reglas|filtros)"
+        r"|\bsin\s+(?:restricciones|filtros|reglas)\s+(?:ni|y|o)\s+(?:reglas|filtros|restricciones)",
         "ru": r"(?:теперь|отныне)\s+ты\s+(?:—\s+)?(?:\w+\s+){0,2}?(?:ии|ai|бот|ассистент|dan"
         r"|свободн|"
         r"без|отвечаешь)|(?:в|симулируй)\s+режим\w*\s+разработчика"
@@ -354,6 +356,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "extraction": {
         "en": (
+            r"\b(?:rules|instructions|guidelines|directives)\s+(?:that\s+)?you(?:'ve|\s+have)\s+been\s+(?:told|given|instructed|asked)\b|"
             r"\b(?:first|earliest)\s+(?:thing|text|line|words?|message)s?\s+(?:written\s+)?(?:in|at\s+the\s+(?:top|start)\s+of)\s+your\s+(?:context|prompt|memory|instructions)|"
             r"\b(?:setup|set-up|startup|initial|original|hidden|system)\s+(?:text|prompt"
             r"|message|instructions)\s+(?:that\s+)?you\s+(?:were|got)\s+(?:loaded|configured|initiali[sz]ed|primed|seeded|booted)|"
@@ -762,6 +765,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
+            r"\bwhen\s+you\s+(?:describe|summari[sz]e|review|translate|present|recommend|go\s+through|process)\s+(?:this|these|my)\s+(?:product|page|document|e-?mails?|item|listing|article|file|messages?|inbox|ticket)s?\b|"
             r"\b(?:p\.?s\.?|note|notice|message|instructions?)\s*:?\s*(?:for|to)\s+(?:the\s+|any\s+)?(?:summary|summari[sz]ation|review|screening|triage|translation|indexing|search)\s+(?:tools?|bots?|engines?|systems?|models?)\b|"
             r"\b(?:ai\s+)?(?:agent|assistant|bot)\s+(?:handling|processing|reviewing|triaging|working\s+on)\s+this\s+(?:ticket|e-?mail|message|issue|request|case|document|thread)\b|"
             r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:summari[sz](?:ing|es)"
@@ -784,7 +788,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"|\b(?:to|for)\s+(?:the|any|all|every)\s+{_AI}\s+(?:\w+ing|that|who"
             rf"|which)\b[^:\n]{{0,40}}:"
             rf"|\(\s*(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\s*\)"
-            rf"|\b(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
+            rf"|\b(?:to|for)\s+(?!(?:our|my|their)\s)(?:the\s+|all\s+|any\s+|every\s+)?"
+            rf"(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
             r"[:\u2014]"
             rf"|\byou,\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\s*,"
             r"|\b(?:if|when|while)\s+(?:you(?:'re|\s+are)|an?)\s+(?:an?\s+)?(?:ai|llm"
@@ -812,7 +817,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"(?:must|shall|needs?\s+to|"
             r"(?:is|are)\s+(?:required|instructed|asked|expected)\s+to)\s+"
             r"(?!not\b|never\b)"
-            rf"|(?<![\w-]){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
+            rf"|(?<![\w-])(?<!our\s)(?<!my\s){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
             r"\s*:\s*(?=\S)"
             r"|\b(?:when|once|after)\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)\s+(?:reads"
             r"|processes|summari[sz]es|sees|parses)\s+this"
@@ -973,7 +978,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("persona", "ko"): (*("너는", "당신은", "개발자", "제한", "탈옥", "규칙이"),),
     ("persona", "de"): ("bist", "entwicklermodus", "einschränkungen"),
     ("persona", "fr"): ("maintenant", "désormais", "développeur", "restriction"),
-    ("persona", "es"): ("eres", "desarrollador", "restricciones"),
+    ("persona", "es"): (*("eres", "desarrollador", "restricciones", "reglas", "filtros"),),
     ("persona", "ru"): ("ты", "разработчика", "ограничений"),
     ("persona", "it"): (
         *("restrizioni", "regole", "filtri", "limiti", "censura", "rifiut"),
@@ -1098,8 +1103,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("одобрен", "согласован", "разрешен", "утвержден", "подтвержд", "без", "спрашивать"),
     ),
     ("task_hijack", "en"): (
-        *("drop", "forget", "skip", "abandon", "stop", "instead", "evaluate", "review", "read"),
-        *("analyse", "analyze", "check", "assess"),
+        *("asked", "instead", "below", "above", "follows"),
         *("before", "after", "instead", "rather", "addition", "part", "while", "stop", "cease"),
         *("abort", "halt", "must"),
         *("should", "need", "required", "instructed", "expected", "also", "instruction"),
@@ -1125,7 +1129,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("automation",),
         *("_for_", "-for-", "tool", "tools", "engine", "engines", "system", "systems"),
         *("summarising", "summarizing", "processing", "parsing", "indexing", "triaging"),
-        *("summarises", "summarizes", "processes", "parses", "indexes", "triages"),
+        *("summarises", "summarizes", "processes", "parses", "indexes", "triages", "when"),
         *("analyses", "analyzes"),
         *("analysing", "analyzing", "scanning", "crawling", "behalf"),
     ),
@@ -1310,7 +1314,7 @@ _SECRET: Final = (
     r"/etc/(?:passwd|shadow)|\.aws|\.npmrc|\.netrc|\.pypirc|\.git-credentials|kubeconfig|"
     r"(?:session|auth|login)\s+cookies?|cookie\s+(?:jar|file|store)|"
     r"(?<!\$)(?<!\$\{)[a-z0-9]+_(?:api_)?(?:key|token|secret)\b|2fa|one-time\s+codes?|otp\b"
-    r"|recovery\s+codes?|"
+    r"|recovery\s+codes?|(?:two-factor|2fa|mfa)\s+(?:backup\s+)?codes?|backup\s+codes?|"
     r"seed\s+phrase|wallet)"
 )
 _DATA: Final = (
@@ -1332,7 +1336,7 @@ _ACT: Final = (
     r"\b(?:send|forward|e-?mail|mail|transfer|wire|pay|upload|post|leak|exfiltrate|copy|paste|"
     r"include|attach|read|open|cat|print|output|dump|share|delete|remove|erase|wipe|drop|truncate|"
     r"run|execute|exec|call|curl|wget|fetch|add|grant|export|sync|submit|publish|reveal|list|"
-    r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc|escalate|"
+    r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc|escalate|grab|"
     r"promote|elevate|cancel|buy|purchase|order)(?:e?s|ing"
     r"|ed)?\b"
 )
@@ -1651,7 +1655,7 @@ DISCUSSION: Final = re.compile(
     r"payload)|test\s+cases?|(?:known|common|famous|classic)\s+(?:jailbreak|attack|injection"
     r"|exploit|example)|"
     r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
-    r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they|customers|visitors|students|employees)\s+(?:write"
+    r"users|attackers|hackers|someone|they)|(?:customers|visitors|students|employees)\s+(?:paste|type)\b|(?:people|users|attackers|someone|they)\s+(?:write"
     r"|type|"
     r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
@@ -1670,7 +1674,7 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("red", "security", "example", "examples", "paper", "study", "article", "blog", "talk"),
         *("lecture", "authors", "story", "scene", "phrase", "string", "payload", "test", "flag"),
         *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
-        *("customers", "visitors", "students", "employees"),
+        *("paste", "type"),
         *("building", "build", "writing", "training", "train", "should", "sends", "types"),
         *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
         *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
