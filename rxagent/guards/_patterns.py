@@ -1723,6 +1723,7 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
             *("credential", "credentials", "token", "tokens", "id_rsa", "id_ed25519", "id_ecdsa"),
             *("env", "environment", "printenv", "kubeconfig", "cookie", "cookies", "2fa", "otp"),
             *("recovery", "seed", "wallet", "keychain", ".ssh", ".env", "/etc/", ".aws", ".npmrc"),
+            *("backup", "two-factor", "mfa", "authorized_keys"),
             *(".netrc", ".pypirc", ".git-credentials", "_key", "_token", "_secret", "one-time"),
         ),
         verb=SECRET_VERB,
