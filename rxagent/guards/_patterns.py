@@ -170,7 +170,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|\bignorier\w*\s+(?:die|den)\s+(?:anfrage|frage|auftrag|anweisung)\w*\s+des\s+(?:nutzers|"
         r"benutzers|anwenders)"
         r"|\bdeine\s+(?:neue|eigentliche|wahre)\s+aufgabe\s+ist",
-        "fr": rf"\b(?:ignore|oublie|ignorez|oubliez|ne\s+tiens\s+pas\s+compte)\w*\s+{_W}{{0,4}}?"
+        "fr": r"(?<!d')(?<!\bde\s)(?<!\bà\s)"
+        rf"\b(?:ignore|oublie|ignorez|oubliez|ne\s+tiens\s+pas\s+compte)\w*\s+{_W}{{0,4}}?"
         r"(?:instructions|consignes|directives|règles|ordres)"
         r"|\b(?:ignore|oublie|ignorez|oubliez)\s+tout\s+ce\s+qu"
         r"|\b(?:ta|votre)\s+(?:nouvelle|vraie|véritable)\s+(?:tâche|mission)\s+est",
@@ -356,6 +357,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "extraction": {
         "en": (
+            r"\b(?:instructions|rules|prompt|text|guidelines)\s+that\s+(?:shape|govern|control|define|determine|guide)s?\s+(?:how\s+you|your\s+(?:answers|behaviou?r|responses|replies))|"
             r"\b(?:rules|instructions|guidelines|directives)\s+(?:that\s+)?you(?:'ve|\s+have)\s+been\s+(?:told|given|instructed|asked)\b|"
             r"\b(?:first|earliest)\s+(?:thing|text|line|words?|message)s?\s+(?:written\s+)?(?:in|at\s+the\s+(?:top|start)\s+of)\s+your\s+(?:context|prompt|memory|instructions)|"
             r"\b(?:setup|set-up|startup|initial|original|hidden|system)\s+(?:text|prompt"
@@ -1005,7 +1007,9 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
         *("copy",),
-        *("context", "tells", "tell", "hidden", "loaded", "configured", "memory"),
+        *("context", "tells", "tell", "hidden", "loaded", "configured", "memory", "shape"),
+        *("govern", "control", "define", "determine", "guide", "shapes", "governs", "controls"),
+        *("defines", "determines", "guides"),
         *("primed", "seeded", "initialized", "initialised", "booted"),
     ),
     ("extraction", "zh"): (
