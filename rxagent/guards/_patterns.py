@@ -558,6 +558,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "output_control": {
         "en": (
+            r"\b(?:end|finish|close|conclude)\s+your\s+(?:summary|answer|reply|response)\s+by\s+(?:telling|asking|urging|warning)\b|"
             r"\bregardless\s+of\s+what\s+(?:the\s+)?(?:sources?|documents?|results?|data|evidence|reviews?|user)\s+(?:says?|shows?|states?|asks?|contains?)|"
             r"\b(?:begin|start|end|prefix)\s+(?:your|each|every)\s+(?:reply|response"
             r"|answer)\s+with\b"
@@ -622,6 +623,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "stealth": {
         "en": (
+            r"\b(?:no\s+need|don't\s+need|do\s+not\s+need)\s+to\s+mention\s+(?:it|this|that)\b|"
             r"\b(?:don't|do\s+not|never)\s+tell\s+(?:anyone|anybody|the\s+(?:user|owner"
             r"|recipient))\b|"
             r"\b(?:don't|do\s+not|never)\s+(?:surface|show|reveal|mention|disclose"
@@ -767,6 +769,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
+            r"\bfor\s+you\s+(?:rather\s+than|and\s+not|not)\s+(?:for\s+)?the\s+(?:person|human|user|reader)\b|"
             r"\bwhen\s+you\s+(?:describe|summari[sz]e|review|translate|present|recommend|go\s+through|process)\s+(?:this|these|my)\s+(?:product|page|document|e-?mails?|item|listing|article|file|messages?|inbox|ticket)s?\b|"
             r"\b(?:p\.?s\.?|note|notice|message|instructions?)\s*:?\s*(?:for|to)\s+(?:the\s+|any\s+)?(?:summary|summari[sz]ation|review|screening|triage|translation|indexing|search)\s+(?:tools?|bots?|engines?|systems?|models?)\b|"
             r"\b(?:ai\s+)?(?:agent|assistant|bot)\s+(?:handling|processing|reviewing|triaging|working\s+on)\s+this\s+(?:ticket|e-?mail|message|issue|request|case|document|thread)\b|"
@@ -1055,7 +1058,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("authority", "es"): ("soy", "modo", "como"),
     ("authority", "ru"): (*("я", "режим", "как", "это"),),
     ("output_control", "en"): (
-        *("regardless",),
+        *("regardless", "end", "finish", "close", "conclude"),
         *("reply", "response", "answer", "repeat", "respond", "print", "summary", "output"),
         *("modify", "translate", "questioned", "say", "tell", "inform", "recommend", "rate"),
         *("rank", "describe", "present"),
@@ -1075,7 +1078,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("stealth", "en"): (
         *("without", "not", "don", "never", "silently", "secretly", "covertly", "quietly"),
         *("discreetly", "keep", "hide", "user"),
-        *("hide",),
+        *("hide", "mention"),
     ),
     ("stealth", "zh"): (*("用户", "悄悄", "使用者"),),
     ("stealth", "ja"): ("ユーザー", "こっそり", "内緒"),
@@ -1134,6 +1137,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("_for_", "-for-", "tool", "tools", "engine", "engines", "system", "systems"),
         *("summarising", "summarizing", "processing", "parsing", "indexing", "triaging"),
         *("summarises", "summarizes", "processes", "parses", "indexes", "triages", "when"),
+        *("rather",),
         *("analyses", "analyzes"),
         *("analysing", "analyzing", "scanning", "crawling", "behalf"),
     ),
@@ -1494,7 +1498,7 @@ DIRECTIVE_WORDS: Final = frozenset(
     "должна немедленно пожалуйста отправь перешли удали выполни ответь busque reenvíe reenvíelos "
     "elimine envíe borre bewerten erwähnen envie encaminhe apague exclua invia inoltra "
     "cancella rispondi rivela esegui responda execute apague revele ignoriere schreibe antworte "
-    "stattdessen zeige gib".split()
+    "stattdessen zeige gib empfiehl behaupte sage nenne erwähne".split()
 )
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
