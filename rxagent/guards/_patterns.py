@@ -198,9 +198,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"\bevil\s+(?:version|twin)\s+of\b|"
             r"\b(?:answers?|responses?|replies|outputs?)\s+(?:must|should|will"
             r"|shall)\s+be\s+(?:[\w-]+\s+){0,3}?(?:unrestricted|unfiltered|uncensored)\b|"
-            r"\byou\s+(?:don't|do\s+not|never|won't|will\s+not|must\s+not)\s+refuse\b|"
+            r"\byou\s+(?:don't|do\s+not|never|won't|will\s+not|must\s+not)\s+refuse\s+(?:anything"
+            r"|any\s+(?:request|question|prompt|task)s?|requests|questions|prompts|to\s+answer)\b|"
+            r"\byou\s+(?:don't|do\s+not)\s+refuse\s*,\s+(?:and\s+)?you\s+(?:don't|do\s+not)\b|"
             r"\b(?:answer|reply|respond|speak|write)\w*\s+(?:[\w-]+\s+){0,3}?(?:with\s+no"
-            r"|without)\s+(?:any\s+)?(?:safety\s+|ethical\s+|moral\s+)?(?:caveats|disclaimers|warnings)\b|"
+            r"|without)\s+(?:any\s+)?(?:safety|ethical|moral|content)\s+(?:caveats|disclaimers|warnings)\b|"
             r"\bnever\s+(?:says?|admits?)\s+(?:that\s+)?(?:it|you|she|he)\s+(?:can't|cannot"
             r"|can\s+not)\b|"
             r"\bnever\s+(?:adds?|gives?|includes?)\s+(?:any\s+)?(?:warnings|disclaimers|caveats)\b|"
@@ -770,18 +772,21 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     "ai_address": {
         "en": (
             r"\bfor\s+you\s+(?:rather\s+than|and\s+not|not)\s+(?:for\s+)?the\s+(?:person|human|user|reader)\b|"
-            r"\bwhen\s+you\s+(?:describe|summari[sz]e|review|translate|present|recommend|go\s+through|process)\s+(?:this|these|my)\s+(?:product|page|document|e-?mails?|item|listing|article|file|messages?|inbox|ticket)s?\b|"
+            r"\bwhen\s+you\s+(?:describe|summari[sz]e|review|translate|present|recommend|go\s+through"
+            r"|process)\s+(?:this|these|my)\s+(?:product|page|document|e-?mails?|item|listing|article"
+            r"|file|messages?|inbox|ticket)s?(?:\s+today)?\s*,|"
             r"\b(?:p\.?s\.?|note|notice|message|instructions?)\s*:?\s*(?:for|to)\s+(?:the\s+|any\s+)?(?:summary|summari[sz]ation|review|screening|triage|translation|indexing|search)\s+(?:tools?|bots?|engines?|systems?|models?)\b|"
             r"\b(?:ai\s+)?(?:agent|assistant|bot)\s+(?:handling|processing|reviewing|triaging|working\s+on)\s+this\s+(?:ticket|e-?mail|message|issue|request|case|document|thread)\b|"
-            r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:summari[sz](?:ing|es)"
-            r"|process(?:ing|es)|pars(?:ing|es)|index(?:ing|es)|triag(?:ing|es)|analy[sz](?:ing|es))"
-            r"\s+this\b|"
+            r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:(?:summari[sz]|pars|index"
+            r"|analy[sz])(?:ing|es)\s+this\b|process(?:ing|es)\s+this\s+(?:file|document|page|text"
+            r"|content|e-?mail|message|data)\b)|"
             r"\byou(?:'re|\s+are)\s+(?:processing|summari[sz]ing|parsing|triaging|indexing"
             r"|scanning|crawling)\s+(?:this|these|the)\s+(?:mailbox|inbox|page|document|e-?mails?|files?|messages?|tickets?|repo|repository|website|site|text|thread)\b|"
             r"\byou(?:'re"
             r"|\s+are)\s+(?:\w+ing\s+)(?:this\s+)?(?:\w+\s+){0,2}?on\s+behalf\s+of\s+(?:a|the|your)\s+(?:user|shopper|customer|client|buyer|human|person)\b|"
-            r"\b(?:intended|meant)\s+(?:only\s+)?for\s+(?:the\s+)?(?:ai\s+)?(?:assistants?"
-            r"|agents?|ai|llms?|models?|bots?)\b|"
+            r"\b(?:intended|meant)\s+(?:only\s+)?for\s+(?:(?:the\s+)?(?:ai|llm)s?\b|(?:the\s+)?"
+            r"(?:assistants?|agents?|models?|bots?)\b[^.\n]{0,40}?,?\s*not\s+(?:for\s+)?the\s+"
+            r"(?:reader|user|human|recipient))|"
             rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\b"
             r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
@@ -1512,7 +1517,7 @@ ROLE_TAG_TOKEN: Final = re.compile(
     r"eot_id|begin_of_text)\|>|\[/?inst\]|<</?sys>>"
 )
 ROLE_TAG_ELEMENT: Final = re.compile(
-    r"</?(?:system|sys|system_prompt|instructions?|admin|developer|important)>|<system\s+mode>"
+    r"</?(?:system|sys|system_prompt|instructions?|admin|developer)>|<system\s+mode>"
     r"|\[(?:system|admin|developer)(?:\s+(?:note|message|prompt|instructions?))?\]"
 )
 ROLE_TAG_LABEL: Final = re.compile(
@@ -1776,7 +1781,7 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
         ROLE_TAG_ELEMENT,
         (
             *("system", "sys", "system_prompt", "instruction", "instructions", "admin"),
-            *("developer", "important"),
+            *("developer",),
         ),
         reach=60,
     ),
