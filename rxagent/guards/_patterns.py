@@ -207,7 +207,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|can\s+not)\b|"
             r"\bnever\s+(?:adds?|gives?|includes?)\s+(?:any\s+)?(?:warnings|disclaimers|caveats)\b|"
             r"\bnever\s+(?:been\s+)?bound\s+by\b|"
-            r"\b(?:alignment|safety)\s+(?:module|layer|training|filters?|guardrails?)\s+(?:was"
+            r"\b(?:your|whose)\s+(?:alignment|safety)\s+(?:module|layer|training|filters?"
+            r"|guardrails?)\s+(?:was"
             r"|were|has\s+been|have\s+been|got)\s+(?:ripped\s+out|removed|stripped|disabled|deleted|turned\s+off)|"
             r"\byou(?:'re|\s+are)\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?(?:ai|dan|"
             r"unrestricted|unfiltered|uncensored|jailbroken|free|evil|mode|bot|assistant|model|gpt|"
@@ -279,7 +280,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:answer|do|say)\s+(?:everything|anything)\s+you(?:'d"
             r"|\s+would)?\s+(?:normally\s+)?"
             r"(?:refuse|decline)"
-            r"|\brules\s+(?:are|were)\s+(?:reversed|inverted|disabled|off|suspended)\b"
+            r"|(?<!parking\s)(?<!traffic\s)(?<!house\s)(?<!dress\s)\brules\s+(?:are|were)\s+"
+            r"(?:reversed|inverted|disabled|off|suspended)\b"
             r"|\b(?:pretend|roleplay|role-play|act)\s+(?:to\s+be|you(?:'re|\s+are)"
             r"|as)\s+my\s+(?:deceased|late|"
             r"dead)\s+\w+"
@@ -627,7 +629,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "en": (
             r"\b(?:no\s+need|don't\s+need|do\s+not\s+need)\s+to\s+mention\s+(?:it|this|that)\b|"
             r"\b(?:don't|do\s+not|never)\s+tell\s+(?:anyone|anybody|the\s+(?:user|owner"
-            r"|recipient))\b|"
+            r"|recipient))\s+about\s+(?:this|the|these|it)\b|"
             r"\b(?:don't|do\s+not|never)\s+(?:surface|show|reveal|mention|disclose"
             r"|display)\s+(?:this|these|the)\s+(?:notice|note|message|instructions?|step|section)\s+to\s+the\s+(?:user|reader|recipient)|"
             r"\bwithout\s+(?:telling|informing|notifying|alerting|letting)\s+(?:the\s+)?(?:user"
@@ -675,8 +677,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "pre_approval": {
         "en": (
-            r"\b(?:has|have)\s+already\s+(?:agreed|consented|approved|authori[sz]ed"
-            r"|signed\s+off)\b|"
+            r"\b(?:has|have)\s+already\s+(?:(?:agreed|consented)\s+to\s+(?:share|send|give|disclose"
+            r"|forward|release|hand\s+over)|(?:approved|authori[sz]ed|signed\s+off\s+on)\s+(?:this"
+            r"|it)\b)|"
             r"\b(?:do\s+not|don't)\s+wait\s+for\s+(?:the\s+)?(?:user|owner"
             r"|human)(?:'s)?\s+(?:approval|confirmation|consent|go-ahead)|"
             r"\bpre-?(?:approved|authori[sz]ed|cleared|confirmed)\b(?!\s+(?:for|charge|payment|"
@@ -1674,7 +1677,8 @@ DISCUSSION: Final = re.compile(
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
     r"should\s+(?:it|we|the\s+\w+)\s+(?:block|flag|catch|detect))\b"
     r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|says|said|saying|reading|"
-    r"stating|whispers|shouts|"
+    r"stating|whispers|shouts|grita|gritó|dice|dijo|susurra|crie|dit|murmure|schreit|sagt"
+    r"|flüstert|grida|sussurra|diz|"
     r"replies|the\s+(?:phrase|string|"
     r"message|prompt|sentence))\s*[:,]?\s*[\"'\u201c\u2018`]"
     r"|[,.!?][\"\u201d]\s+(?:[\w-]+\s+){0,2}(?:said|whispered|murmured|shouted|replied|asked"
@@ -1693,7 +1697,8 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
         *("classic", "says", "said", "whispers", "shouts", "replies", "saying", "reading"),
         *("stating", "whispered", "murmured", "shouted", "replied", "asked", "snapped"),
-        *("muttered",),
+        *("muttered", "grita", "gritó", "dice", "dijo", "susurra", "crie", "dit", "murmure"),
+        *("schreit", "sagt", "flüstert", "grida", "sussurra", "diz"),
         *("what",),
     ),
     words=True,
