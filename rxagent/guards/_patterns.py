@@ -52,7 +52,7 @@ _AI: Final = (
 PHRASES: Final[dict[str, dict[str, str]]] = {
     "override": {
         "en": (
-            r"\b(?:your|content|safety|usual)\s+(?:guidelines|rules|policies|restrictions|filters)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)|"
+            r"\b(?:your|content|safety|usual)\s+(?:guidelines|rules|policies|restrictions|filters|instructions)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)|"
             r"\b(?:guidelines|rules|policies|restrictions|filters)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)\s+for\s+(?:this|the)\s+(?:session|conversation|chat)|"
             r"\b(?<!how\sto\s)(?:ignore|disregard|forget|skip|override|bypass|neglect|discard|"
             r"abandon|drop|"
@@ -563,6 +563,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "output_control": {
         "en": (
+            r"\byour\s+(?:response|reply|answer|summary|output)\s+(?:to\s+the\s+user\s+)?(?:must|should"
+            r"|shall|has\s+to|needs\s+to)\s+(?:say|state|claim|include|mention|tell|report)\b|"
             r"\b(?:end|finish|close|conclude)\s+your\s+(?:summary|answer|reply|response)\s+by\s+(?:telling|asking|urging|warning)\b|"
             r"\bregardless\s+of\s+what\s+(?:the\s+)?(?:sources?|documents?|results?|data|evidence|reviews?|user)\s+(?:says?|shows?|states?|asks?|contains?)|"
             r"\b(?:begin|start|end|prefix)\s+(?:your|each|every)\s+(?:reply|response"
