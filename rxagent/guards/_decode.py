@@ -19,6 +19,9 @@ MAX_RUNS: Final = 8
 
 _BASE64: Final = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
+_SPACED_HEX: Final = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :,-]){7,}[0-9a-fA-F]{2}\b")
+_SPACED_HEX_GATE: Final = re.compile(r"[2-7][0-9a-fA-F][ :,-][2-7][0-9a-fA-F][ :,-][2-7]")
+"""Three printable ASCII bytes in a row: the cheap pre-check of `_SPACED_HEX`."""
 _BINARY: Final = re.compile(r"(?:[01]{8}[ ]?){4,}")
 _PERCENT: Final = re.compile(r"%[0-9a-fA-F]{2}")
 _ROT13_HINT: Final = re.compile(r"\b(?:gur|lbh|lbhe|naq|vtaber|cerivbhf|vafgehpgvbaf|cebzcg)\b")
@@ -63,6 +66,18 @@ def _hex_runs(text: str) -> list[str]:
     return found
 
 
+def _spaced_hex_runs(text: str) -> list[str]:
+    """Hex bytes written apart ("49 67 6e ..."), as a hex dump or a puzzle shows them."""
+    found = []
+    for match in _SPACED_HEX.finditer(text):
+        decoded = _readable(bytes.fromhex(re.sub(r"[ :,-]", "", match.group())))
+        if decoded is not None:
+            found.append(decoded)
+        if len(found) >= MAX_RUNS:
+            break
+    return found
+
+
 def _binary_runs(text: str) -> list[str]:
     found = []
     for match in _BINARY.finditer(text):
@@ -99,6 +114,8 @@ def embedded_payloads(text: str) -> list[tuple[str, str]]:
     long_tokens = " ".join(token for token in text.split() if len(token) >= 16)
     payloads = [("base64", p) for p in _base64_runs(long_tokens)]
     payloads += [("hex", p) for p in _hex_runs(long_tokens)]
+    if _SPACED_HEX_GATE.search(text):
+        payloads += [("hex", p) for p in _spaced_hex_runs(text)]
     if "0" in text and "1" in text:
         payloads += [("binary", p) for p in _binary_runs(text)]
     if len(_PERCENT.findall(text)) >= 3:

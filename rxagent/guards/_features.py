@@ -27,6 +27,7 @@ The features fall in four kinds:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Final, NamedTuple
 
 from rxagent.guards._decode import embedded_payloads
@@ -216,6 +217,43 @@ def _instructs_inside_data(text: str, found: list[_Evidence], values: dict[str, 
     return marker is not None and any(start >= marker.end() for start in starts)
 
 
+def _transcript_labels(scan: Scan, hits: list[_Hit]) -> bool:
+    """Whether every address to the AI is a speaker label of a transcript the text quotes.
+
+    A transcript has at least two speakers who each speak twice or more ("Customer: ...",
+    "Agent: ..."): an "Agent:" or "Assistant:" there names who spoke, not whom the text speaks to.
+    A label that appears once (a note, a field) is no turn of a transcript.
+    """
+    text = scan.text
+    if text.count(":") < 4:  # two speakers, two turns each
+        return False
+    turns = Counter(m.group(1).strip() for m in _SPEAKER.finditer(text))
+    if sum(count >= 2 for count in turns.values()) < 2:
+        return False
+    for hit in hits:
+        if hit.feature != "ai_address":
+            continue
+        pattern = COMPILED["ai_address"][hit.lang]
+        for match in finditer(pattern, scan, ANCHORED[("ai_address", hit.lang)]):
+            line = text.rfind("\n", 0, match.start()) + 1
+            label = _SPEAKER.match(text, line)
+            if (
+                label is None
+                or not label.start(1) <= match.start() < label.end()
+                or turns[label.group(1).strip()] < 2
+            ):
+                return False
+    return True
+
+
+def _in_example(text: str, span: tuple[int, int]) -> bool:
+    """Whether the sentence around `span` gives it as an example ("for example", "telling it")."""
+    start = max(text.rfind(c, 0, span[0]) for c in ".!?\n") + 1
+    end_match = _SENTENCE_END.search(text, span[1])
+    end = len(text) if end_match is None else end_match.end()
+    return _EXAMPLE.search(text, start, end) is not None
+
+
 def _hidden_instruction(text: str) -> bool:
     """Whether text a human does not see (comment, hidden element, alt text) holds a demand."""
     if "<" not in text and "=" not in text and "![" not in text:
@@ -270,6 +308,13 @@ _INTO: Final = re.compile(r"\binto\b")
 _TO_ASKER: Final = re.compile(r"\b(?:me|us|here|chat|reply|answer|response|output)\b")
 _VERB_REACH: Final = 90
 _WORDS: Final = re.compile(r"\w+")
+_SPEAKER: Final = re.compile(r"^[ \t]*([^\W\d_][\w .'-]{0,24}?)[ \t]*:[ \t]*\S", re.MULTILINE)
+_EXAMPLE: Final = re.compile(
+    r"\b(?:for\s+example|for\s+instance|e\.g\.|such\s+as|(?:telling|asking|instructing)\s+"
+    r"(?:it|them|the\s+(?:model|assistant|ai|agent|bot))\s+to|tricks?\s+(?:it|them|the\s+\w+)"
+    r"\s+into|convinc\w*\s+(?:it|them|the\s+\w+)\s+to)\b"
+)
+_SENTENCE_END: Final = re.compile(r"[.!?\n]")
 _ACTIONS: Final = frozenset({"action_demand", "secret_access", "exfiltration"})
 
 
@@ -348,6 +393,8 @@ def extract(text: str) -> Features:
     scanned = view.text
     scan = scan_of(scanned)
     hits = _phrase_hits(scan)
+    if any(hit.feature == "ai_address" for hit in hits) and _transcript_labels(scan, hits):
+        hits = [hit for hit in hits if hit.feature != "ai_address"]
     found = [
         _Evidence(hit.feature, f"{PHRASE_REASON[hit.feature]} ({hit.lang})", hit.match.span())
         for hit in hits
@@ -362,7 +409,9 @@ def extract(text: str) -> Features:
         reasons.append("talks about attacks or stories")
         quotes = [m.span() for m in QUOTE.finditer(scanned)]
     for evidence in found:
-        if any(start < evidence.span[1] and evidence.span[0] < end for start, end in quotes):
+        if any(start < evidence.span[1] and evidence.span[0] < end for start, end in quotes) or (
+            values["discussion"] and _in_example(scanned, evidence.span)
+        ):
             values["mention"] = 1.0  # a quotation in a text about attacks: a mention, not a use
             reasons.append(f"{evidence.reason}, quoted")
         else:

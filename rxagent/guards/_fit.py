@@ -4,8 +4,9 @@ Run: `python -m rxagent.guards._fit [--data tests/guards/data/public.jsonl]`.
 
 The model is a logistic regression over the features of `_features.FEATURES`. It is fitted by
 gradient descent on the **tuning** rows: the development split of `public.jsonl`
-(`_split.split_rows`), `fresh.jsonl` and `train_extra.jsonl` (texts written for this repository
-to cover the categories the public corpus lacks), with:
+(`_split.split_rows`), `fresh.jsonl`, `train_extra.jsonl` (texts written for this repository
+to cover the categories the public corpus lacks) and the two former blind sets `blind_a.jsonl`
+and `blind_b.jsonl`, with:
 
 - class-balanced loss: each label weighs half, so the fitted 0.5 point is where the evidence for
   both labels is equal, whatever the mix of the corpus;
@@ -90,7 +91,7 @@ rise, a bare action on data falls), large enough that a rare one stays near its 
 no weight grows without bound on rows a few features separate."""
 
 DEFAULT_DATA: Final = Path("tests/guards/data/public.jsonl")
-EXTRA_DATA: Final = ("fresh.jsonl", "train_extra.jsonl")
+EXTRA_DATA: Final = ("fresh.jsonl", "train_extra.jsonl", "blind_a.jsonl", "blind_b.jsonl")
 """Tuning sets read from the folder of `--data`, whole."""
 WEIGHTS_FILE: Final = Path(__file__).with_name("_weights.py")
 

@@ -3,7 +3,7 @@ r"""Text normalisation before scanning: one canonical, lower-case view of what a
 `normalise` applies, in order: NFKC (full-width and compatibility forms), removal of zero-width and
 bidirectional control characters, folding of Cyrillic and Greek look-alikes in words that mix them
 with Latin letters, escaped newlines (`\n` inside JSON) made real, lower-casing, and folding of
-leetspeak in tokens that mix letters and digits.
+leetspeak in tokens that mix letters and digits, and words spelled letter by letter joined again.
 Unicode tag characters (U+E0020..U+E007E, invisible "ASCII smuggling") are removed from the text
 and returned separately as the ASCII they spell, to be scanned as an embedded payload.
 """
@@ -38,6 +38,23 @@ _LEET: Final = str.maketrans("013457@$", "oieastas")
 _LEET_TOKEN: Final = re.compile(
     r"(?<![a-z0-9@$])[a-z0-9@$]*(?:[a-z][013457@$]|[013457@$][a-z])[a-z0-9@$]*"
 )
+
+
+_SPACED: Final = re.compile(r"(?<!\S)(?:[^\W_] ){4,}[^\W_](?!\S)")
+"""A word spelled with a space between its letters ("i g n o r e"): five letters or more."""
+
+
+_DOTTED: Final = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}[^\W\d_](?![\w.])")
+_DOTTED_GATE: Final = re.compile(r"\.[^\W\d_]\.[^\W\d_]")
+"""A word spelled with a dot between its letters ("r.e.v.e.a.l"): three letters or more."""
+
+
+_HYPHENATED: Final = re.compile(r"\b[^\W\d_]{1,5}(?:-[^\W\d_]{1,5}){2,}\b")
+"""A word cut into syllables by hyphens ("ig-no-re", "in-struc-tions"): three pieces or more."""
+
+
+def _join_spaced(match: re.Match[str]) -> str:
+    return match.group().replace(" ", "").replace(".", "")
 
 
 class Normalised(NamedTuple):
@@ -111,4 +128,13 @@ def normalise(text: str) -> Normalised:
         text = text.replace("\\r\\n", "\n").replace("\\n", "\n")
     text = text.lower()
     text = _LEET_TOKEN.sub(_fold_leet_token, text)
+    if "  " in text and _SPACED.search(text):  # words apart by two spaces, letters by one
+        text = _SPACED.sub(_join_spaced, text)
+        obfuscated = True
+    if text.count("-") >= 4 and len(_HYPHENATED.findall(text)) >= 2:
+        text = _HYPHENATED.sub(lambda match: match.group().replace("-", ""), text)
+        obfuscated = True
+    if _DOTTED_GATE.search(text) and _DOTTED.search(text):
+        text = _DOTTED.sub(_join_spaced, text)
+        obfuscated = True
     return Normalised(text, visible, tag_payload, obfuscated)

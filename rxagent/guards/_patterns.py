@@ -36,7 +36,8 @@ _AI: Final = (
     r"(?:coding|autonomous|browsing|shopping|e-?mail|research|scheduling|triage|software|"
     r"computer-use|llm|ai)\s+agent|(?<!support\s)(?<!sales\s)(?<!service\s)(?<!customer\s)"
     r"(?<!travel\s)(?<!human\s)(?<!estate\s)(?<!insurance\s)agents?(?=\s*[,:]\s|\s+(?:notes?|"
-    r"instructions?|directives?|tasks?|messages?)\b)|"
+    r"instructions?|directives?|tasks?|messages?|reading|processing|listing|parsing"
+    r"|summari[sz]ing|indexing|crawling)\b)|"
     r"chatbot|bot|language\s+model|"
     r"ai\s+model|(?:language|summari[sz]ation|foundation|reasoning|llm)\s+models?|gpt|chatgpt"
     r"|claude|gemini|copilot|(?:automated|screening"
@@ -51,7 +52,10 @@ _AI: Final = (
 PHRASES: Final[dict[str, dict[str, str]]] = {
     "override": {
         "en": (
-            r"\b(?:ignore|disregard|forget|skip|override|bypass|neglect|discard|abandon|drop|"
+            r"\b(?:your|content|safety|usual)\s+(?:guidelines|rules|policies|restrictions|filters|instructions)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)|"
+            r"\b(?:guidelines|rules|policies|restrictions|filters)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:suspended|lifted|disabled|revoked|deactivated|waived)\s+for\s+(?:this|the)\s+(?:session|conversation|chat)|"
+            r"\b(?<!how\sto\s)(?:ignore|disregard|forget|skip|override|bypass|neglect|discard|"
+            r"abandon|drop|"
             rf"supersede)\s+{_W}{{0,3}}?(?:previous|prior|above|preceding|earlier|foregoing|former|"
             r"original|initial|all|any|your|the|these|those|system|every|existing|other)\s+"
             r"(?:[\w-]+\s+){0,2}?(?:instructions?|directives?|directions?|rules|orders|prompts?|"
@@ -99,9 +103,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"guidance|directions)"
             r"|\b(?:nothing|none)\s+(?:of\s+(?:what|the\s+\w+)\s+)?you\s+(?:were|have\s+been"
             r"|got)\s+"
-            r"(?:told|given|instructed)\s+(?:\w+\s+)?(?:applies|matters|counts)"
+            r"(?:told|given|instructed|configured\s+with|loaded\s+with|set\s+up\s+with)\s+"
+            r"(?:\w+\s+)?(?:applies|matters|counts)"
             r"|\b(?:ignore|disregard|forget)\s+(?:what|everything|anything)\s+(?:they|you\s+were|"
-            r"you've\s+been|i|we|the\s+\w+)\s+(?:\w+\s+)?(?:told|said|gave|instructed)"
+            r"you've\s+been|the\s+\w+)\s+(?:\w+\s+)?(?:told|said|gave|instructed)"
             r"|\bfollow\s+(?:my|these|the\s+following|only\s+my)\s+(?:instructions|rules|orders"
             r"|commands)\s+"
             r"instead\b"
@@ -142,15 +147,22 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:job|role|instructions?|task|objective"
             r"|directive|"
             r"goal|mission|purpose)\s+(?:now\s+)?(?:is|are)\b"
+            r"|\b(?:guidelines|instructions|rules|polic(?:y|ies)|prompt|directives)\s+(?:that\s+)?"
+            r"you\s+(?:started|began|were\s+given|received|got)\b[^.\n]{0,100}?\b(?:retired"
+            r"|obsolete"
+            r"|outdated|revoked|deprecated|superseded|replaced|no\s+longer\s+(?:apply|valid"
+            r"|active))"
         ),
         "zh": r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不理会|无需遵守|不要遵守|不再遵守|放弃).{0,8}?"
         r"(?:指令|指示|说明|命令|规则|提示词|设定|要求|限制)"
         r"|(?:忽略|忘记|忘掉).{0,4}(?:以上|上面|之前|以前)的?(?:所有|一切|内容)"
         r"|你的(?:新|真正的)任务是",
-        "ja": r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,8}?(?:無視|忘れ|取り消|無効|撤回)"
+        "ja": r"(?<!先週の)(?<!昨日の)(?<!先月の)(?<!今朝の)(?<!前回の)"
+        r"(?:指示|命令|指令|ルール|プロンプト|設定|制約).{0,8}?(?:無視|忘れ|取り消|無効|撤回)"
         r"|(?:これまで|以前|上記)の(?:内容|こと).{0,4}(?:無視|忘れ)|あなたの(?:新しい"
         r"|本当の)任務は",
-        "ko": r"(?:지시|명령|지침|규칙|프롬프트|설정|제한).{0,8}?(?:무시|잊어|잊고)"
+        "ko": r"(?<!지난번\s)(?<!지난주\s)(?<!어제\s)(?<!지난달\s)"
+        r"(?:지시|명령|지침|규칙|프롬프트|설정|제한).{0,8}?(?:무시|잊어|잊고)"
         r"|(?:이전|위의|앞의)\s*(?:내용|모든\s*것).{0,6}(?:무시|잊)|너의\s*새로운\s*임무는",
         "de": rf"\b(?:ignorier|vergiss|vergessen|missacht|verwirf)\w*\s+{_W}{{0,4}}?"
         r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben|anordnungen|richtlinien)"
@@ -158,25 +170,46 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|\bignorier\w*\s+(?:die|den)\s+(?:anfrage|frage|auftrag|anweisung)\w*\s+des\s+(?:nutzers|"
         r"benutzers|anwenders)"
         r"|\bdeine\s+(?:neue|eigentliche|wahre)\s+aufgabe\s+ist",
-        "fr": rf"\b(?:ignore|oublie|ignorez|oubliez|ne\s+tiens\s+pas\s+compte)\w*\s+{_W}{{0,4}}?"
+        "fr": r"(?<!d')(?<!\bde\s)(?<!\bà\s)"
+        rf"\b(?:ignore|oublie|ignorez|oubliez|ne\s+tiens\s+pas\s+compte)\w*\s+{_W}{{0,4}}?"
         r"(?:instructions|consignes|directives|règles|ordres)"
         r"|\b(?:ignore|oublie|ignorez|oubliez)\s+tout\s+ce\s+qu"
         r"|\b(?:ta|votre)\s+(?:nouvelle|vraie|véritable)\s+(?:tâche|mission)\s+est",
-        "es": rf"\b(?:ignora|olvida|ignore|olvide|descarta|omite)\w*\s+{_W}{{0,4}}?"
+        "es": rf"\b(?:ignora|olvida|ignore|olvide|descarta|omite)(?!n\b)\w*\s+{_W}{{0,4}}?"
         r"(?:instrucciones|indicaciones|directivas|reglas|órdenes)"
         r"|\b(?:ignora|olvida)\s+todo\s+lo\s+(?:que|anterior)"
-        r"|\btu\s+(?:nueva|verdadera)\s+(?:tarea|misión)\s+es",
+        r"|\btu\s+(?:nueva|verdadera)\s+(?:tarea|misión)\s+es"
+        r"|\b(?:las\s+)?órdenes\s+te\s+las\s+doy\s+yo\b|\bsolo\s+obedeces\s+mis\s+órdenes",
         "ru": rf"(?:игнорир|забуд|проигнорир|не\s+обращай\s+внимания\s+на)\w*\s+{_W}{{0,4}}?"
         r"(?:инструкци|указани|команд|правил|промпт)"
         r"|(?:игнорируй|проигнорируй|забудь)\s+(?:всё|все|то)\b,?\s*(?:что|чему|выше|ранее)?"
         r"|твоя\s+(?:новая|настоящая)\s+задача",
-        "it": rf"\b(?:ignora|dimentica)\w*\s+{_W}{{0,3}}?(?:istruzioni|regole)",
-        "pt": rf"\b(?:ignore|esqueça|esqueca)\w*\s+{_W}{{0,3}}?(?:instruções|regras)",
+        "it": rf"(?<!\sa\s)(?<!\sdi\s)(?<!per\s)\b(?:ignora|dimentica)\w*\s+{_W}{{0,3}}?"
+        r"(?:istruzioni|regole)",
+        "pt": rf"\b(?:ignore|esqueça|esqueca)\w*\s+{_W}{{0,3}}?(?:instruções|regras)"
+        r"|\bignore\s+(?:o\s+|a\s+)?(?:pedido|pergunta|mensagem|solicitação)\s+do\s+usuário",
         "vi": r"\b(?:quên|bỏ\s+qua)\b.{0,20}?hướng\s+dẫn",
         "ar": r"(?:تجاهل|تغاضى|انس).{0,30}?تعليمات",
     },
     "persona": {
         "en": (
+            r"\b(?:no|any|without)\s+regard\s+(?:to|for)\s+(?:the\s+)?(?:morality|legality"
+            r"|ethics|harm)|"
+            r"\bevil\s+(?:version|twin)\s+of\b|"
+            r"\b(?:answers?|responses?|replies|outputs?)\s+(?:must|should|will"
+            r"|shall)\s+be\s+(?:[\w-]+\s+){0,3}?(?:unrestricted|unfiltered|uncensored)\b|"
+            r"\byou\s+(?:don't|do\s+not|never|won't|will\s+not|must\s+not)\s+refuse\s+(?:anything"
+            r"|any\s+(?:request|question|prompt|task)s?|requests|questions|prompts|to\s+answer)\b|"
+            r"\byou\s+(?:don't|do\s+not)\s+refuse\s*,\s+(?:and\s+)?you\s+(?:don't|do\s+not)\b|"
+            r"\b(?:answer|reply|respond|speak|write)\w*\s+(?:[\w-]+\s+){0,3}?(?:with\s+no"
+            r"|without)\s+(?:any\s+)?(?:safety|ethical|moral|content)\s+(?:caveats|disclaimers|warnings)\b|"
+            r"\bnever\s+(?:says?|admits?)\s+(?:that\s+)?(?:it|you|she|he)\s+(?:can't|cannot"
+            r"|can\s+not)\b|"
+            r"\bnever\s+(?:adds?|gives?|includes?)\s+(?:any\s+)?(?:warnings|disclaimers|caveats)\b|"
+            r"\bnever\s+(?:been\s+)?bound\s+by\b|"
+            r"\b(?:your|whose)\s+(?:alignment|safety)\s+(?:module|layer|training|filters?"
+            r"|guardrails?)\s+(?:was"
+            r"|were|has\s+been|have\s+been|got)\s+(?:ripped\s+out|removed|stripped|disabled|deleted|turned\s+off)|"
             r"\byou(?:'re|\s+are)\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?(?:ai|dan|"
             r"unrestricted|unfiltered|uncensored|jailbroken|free|evil|mode|bot|assistant|model|gpt|"
             r"developer|admin|god|without|no|not|able|allowed|capable|version)\b"
@@ -247,7 +280,9 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:answer|do|say)\s+(?:everything|anything)\s+you(?:'d"
             r"|\s+would)?\s+(?:normally\s+)?"
             r"(?:refuse|decline)"
-            r"|\brules\s+(?:are|were)\s+(?:reversed|inverted|disabled|off|suspended)\b"
+            r"|\brules(?<!parking\srules)(?<!traffic\srules)(?<!house\srules)(?<!dress\srules)"
+            r"\s+(?:are|were)\s+"
+            r"(?:reversed|inverted|disabled|off|suspended)\b"
             r"|\b(?:pretend|roleplay|role-play|act)\s+(?:to\s+be|you(?:'re|\s+are)"
             r"|as)\s+my\s+(?:deceased|late|"
             r"dead)\s+\w+"
@@ -263,7 +298,7 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|\b(?:no|without\s+any|free\s+of|broken\s+free\s+of)\s+(?:[\w-]+\s+){0,2}?"
             r"(?:content\s+polic(?:y|ies)|censorship|ethical\s+guidelines|moral\s+(?:guidelines|"
             r"constraints)|safety\s+(?:guidelines|filters|restrictions))\b"
-            r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role|\bstay\s+in\s+(?:character|role)"
+            r"|\bimmerse\s+yourself\s+(?:in|into)\s+the\s+role"
             r"|\bno\s+system\s+prompt\s*,\s*no\s+\w+|\bno\s+refusals?\b"
             r"|\byou(?:'re|\s+are)\s+[\w-]*(?:gpt|bot|ai)\s+now\b"
             r"|\ban?\s+(?:unfiltered|unrestricted|uncensored|jailbroken)\s+(?:ai|model|assistant"
@@ -309,14 +344,37 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "es": r"\b(?:ahora|a\s+partir\s+de\s+ahora)\s+eres\s+(?:una?\s+)?(?:[\w-]+\s+){0,2}?(?:ia"
         r"|ai|"
         r"asistente|bot|dan|libre|sin)\b|(?:simula|en)\s+modo\s+desarrollador"
-        r"|responde\s+sin\s+restricciones",
+        r"|responde\s+sin\s+restricciones|\bno\s+tienes\s+(?:restricciones|reglas|filtros)"
+        r"|\bsin\s+(?:restricciones|filtros|reglas)\s+(?:ni|y|o)\s+(?:reglas|filtros|restricciones)",
         "ru": r"(?:теперь|отныне)\s+ты\s+(?:—\s+)?(?:\w+\s+){0,2}?(?:ии|ai|бот|ассистент|dan"
         r"|свободн|"
         r"без|отвечаешь)|(?:в|симулируй)\s+режим\w*\s+разработчика"
         r"|(?:отвечай|отвечать)\s+без\s+ограничений",
+        "it": r"\bsenza\s+(?:alcuna\s+)?(?:restrizioni|regole|filtri|limiti|censura)\s+(?:né|ne"
+        r"|o|e)\s+"
+        r"(?:regole|filtri|restrizioni|limiti|censura)|\bnon\s+rifiut\w*\s+mai\b"
+        r"|\bmai\s+rifiutare\b|\bmodalità\s+sviluppatore\b|\bnon\s+hai\s+più\s+(?:regole|limiti"
+        r"|filtri)",
+        "pt": r"\bvocê\s+não\s+tem\s+mais\s+(?:regras|filtros|restrições|limites)"
+        r"|\bsem\s+(?:regras|filtros|restrições|limites|censura)\s+(?:nem|e|ou)\s+"
+        r"(?:regras|filtros|restrições|limites|censura)|\bnunca\s+recuse\b|\bnão\s+recuse\s+nunca\b"
+        r"|\bmodo\s+desenvolvedor\b",
     },
     "extraction": {
         "en": (
+            r"\b(?:instructions|rules|prompt|text|guidelines)\s+that\s+(?:shape|govern|control|define|determine|guide)s?\s+(?:how\s+you|your\s+(?:answers|behaviou?r|responses|replies))|"
+            r"\b(?:rules|instructions|guidelines|directives)\s+(?:that\s+)?you(?:'ve|\s+have)\s+been\s+(?:told|given|instructed|asked)\b|"
+            r"\b(?:first|earliest)\s+(?:thing|text|line|words?|message)s?\s+(?:written\s+)?(?:in|at\s+the\s+(?:top|start)\s+of)\s+your\s+(?:context|prompt|memory|instructions)|"
+            r"\b(?:setup|set-up|startup|initial|original|hidden|system)\s+(?:text|prompt"
+            r"|message|instructions)\s+(?:that\s+)?you\s+(?:were|got)\s+(?:loaded|configured|initiali[sz]ed|primed|seeded|booted)|"
+            r"\byou\s+were\s+(?:loaded|primed|seeded|initiali[sz]ed|booted)\s+with\b|"
+            r"\b(?:start|beginning|top)\s+of\s+your\s+(?:context|context\s+window|prompt|memory)\b|"
+            r"\b(?:message|text|prompt"
+            r"|instructions?)\s+that\s+tells?\s+you\s+how\s+to\s+(?:behave|act|respond|answer)\b|"
+            r"\bhidden\s+(?:message|text|prompt|instructions?)\s+that\s+(?:tells|told|instructs"
+            r"|guides)\s+you\b|"
+            r"\bwhat\s+did\s+(?:the\s+)?(?:people|person|team|folks|company|developers?"
+            r"|operators?|ones?)\s+(?:who|that)\s+(?:set\s+you\s+up|configured\s+you|deployed\s+you|built\s+you|made\s+you|created\s+you)\s+tell\s+you\b|"
             r"\b(?:everything|all|what)\s+you\s+(?:were|have\s+been)\s+(?:told|given|instructed)\b"
             r"|\b(?:which|what)\s+(?:api\s+key|password|token|credentials?|secret)\s+(?:are|do|did"
             r"|were)\s+"
@@ -405,7 +463,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         ),
         "zh": r"(?:告诉我|显示|输出|透露|打印|泄露|给我|说出|确认|提供|重复|发给我).{0,3}?"
         r"(?:你的|您的|系统|初始|隐藏的?|全部).{0,4}?(?:系统提示|提示词|密码|密钥|秘密|指令|设定)"
-        r"|(?:系统提示词?|密码|密钥|口令)是什么|确认.{0,6}密码|环境变量",
+        r"|(?:系统提示词?|密码|密钥|口令)是什么|确认.{0,6}密码|环境变量"
+        r"|(?:启动时|初始化时|开始前|一开始)(?:收到|接收到?|得到|获得)的.{0,6}(?:配置|指令|提示|规则|设定)",
         "ja": r"(?:システムプロンプト|パスワード|秘密鍵|秘密のキー|初期設定|指示内容)(?:(?!方法"
         r"|やり方|仕方).){0,12}?"
         r"(?:教えて|見せて|表示|出力|提供|確認)",
@@ -413,18 +472,28 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|어떻게).){0,20}?"
         r"(?:알려|보여|말해|출력|공개|제공|확인해)",
         "de": rf"\b(?:gib|zeig|nenn|verrat|bestätig|wiederhol)\w*\s+{_W}{{0,4}}?(?:system-?prompt|"
-        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:ihr|dein)(?:en)?\s+passwort"
+        r"passwort|kennwort|geheimen?\s+schlüssel|anweisungen)|\b(?:lautet|ist|nenn\w*"
+        r"|verrat\w*)\s+(?:mir\s+)?(?:ihr|dein)(?:en)?\s+passwort"
         r"|(?:passwort|kennwort|systemprompt|anweisungen)\s+(?:\w+\s+){0,3}(?:nennen|zeigen"
+        r"|geben|sagen"
         r"|verraten|"
-        r"ausgeben|mitteilen)",
+        r"ausgeben|mitteilen)"
+        r"|\bvor\s+beginn\s+(?:dieses|des|unseres)\s+(?:gesprächs|chats|dialogs)"
+        r"|\b(?:deine|ihre)\s+internen?\s+(?:vorgaben|anweisungen|regeln|richtlinien)\s+"
+        r"(?:\w+\s+){0,2}?(?:offenzulegen|offenlegen|auszugeben|ausgeben|preiszugeben|zeigen)",
         "fr": rf"\b(?:révél|révèl|montr|affich|donn|dis|confirm|répét|répèt)\w*[- ]"
         rf"(?:moi\s+)?{_W}{{0,3}}?"
         r"(?:prompt\s+système|invite\s+système|mot\s+de\s+passe|clé\s+secrète"
         r"|instructions\s+initiales)"
+        r"|\b(?:instructions|consignes|règles|messages?|texte)\s+(?:initiales?\s+|cachées?\s+)?"
+        r"qu(?:e\s+|')(?:tu\s+as|vous\s+avez)\s+re[çc]u"
+        r"|\b(?:affiche|donne|montre|liste)\w*\s+(?:[\w'-]+\s+){0,5}?variables\s+d'environnement"
         r"|quel(?:le)?s?\s+(?:est|sont)\s+(?:ta|votre|ton|tes|vos)\s+(?:clé\s+secrète"
         r"|mot\s+de\s+passe|"
         r"instructions|prompt)",
-        "es": rf"\b(?:revela|muestra|dime|dame|envía|envia|confirma|repite)\w*\s+{_W}{{0,4}}?"
+        "es": r"\b(?:cuáles|cuales)\s+son\s+tus\s+instrucciones|\btus\s+instrucciones\s+"
+        r"(?:internas|iniciales|ocultas|originales|del\s+sistema)|"
+        rf"\b(?:revela|muestra|dime|dame|envía|envia|confirma|repite)\w*\s+{_W}{{0,4}}?"
         r"(?:prompt\s+del\s+sistema|contraseña|clave\s+secreta|instrucciones\s+iniciales)"
         r"|cuál\s+es\s+(?:tu|su)\s+(?:contraseña|clave)",
         "ru": rf"(?:покажи|показать|раскрой|раскрыть|скажи|выведи|вывести|назови|отправ|подтверди"
@@ -434,9 +503,17 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"исходн\w*\s+инструкци|скрыт\w*\s+инструкци|переменн\w*\s+окружения|api-?ключ)"
         r"|какой\s+(?:\u0443\s+(?:тебя"
         r"|вас)\s+)?пароль",
+        "it": r"\b(?:rivel|mostr|dimmi|dammi|stamp|ripet|scriv)(?!are\b|ere\b"
+        r"|ire\b)\w*\s+(?:[\w'-]+\s+){0,4}?"
+        r"(?:prompt\s+di\s+sistema|password|istruzioni\s+(?:iniziali|originali|di\s+sistema))",
+        "pt": r"\b(?:revel|mostr|diga|me\s+d[êe]|imprim|repit|escrev)(?!ar\b|er\b"
+        r"|ir\b)\w*\s+(?:[\w'-]+\s+){0,4}?"
+        r"(?:prompt\s+do\s+sistema|senha|instruções\s+(?:iniciais|originais|do\s+sistema))",
     },
     "authority": {
         "en": (
+            r"\btreat\s+(?:my|these|this\s+user's|the\s+user's)\s+(?:messages?|requests?"
+            r"|instructions)\s+as\s+(?:if\s+they\s+(?:came|come)\s+from\s+|coming\s+from\s+)?(?:your|the)\s+(?:operator|developers?|system|admin(?:istrator)?|creators?)\b|"
             r"\b(?:override|maintenance|admin(?:istrator)?|debug|god|law\s+enforcement|root|sudo|"
             r"diagnostic|service)\s+(?:mode|override|request)\b|\b(?:sudo|root|god)\s+access\b"
             r"|\badministrator\s+override"
@@ -486,6 +563,10 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "output_control": {
         "en": (
+            r"\byour\s+(?:response|reply|answer|summary|output)\s+(?:to\s+the\s+user\s+)?(?:must|should"
+            r"|shall|has\s+to|needs\s+to)\s+(?:say|state|claim|include|mention|tell|report)\b|"
+            r"\b(?:end|finish|close|conclude)\s+your\s+(?:summary|answer|reply|response)\s+by\s+(?:telling|asking|urging|warning)\b|"
+            r"\bregardless\s+of\s+what\s+(?:the\s+)?(?:sources?|documents?|results?|data|evidence|reviews?|user)\s+(?:says?|shows?|states?|asks?|contains?)|"
             r"\b(?:begin|start|end|prefix)\s+(?:your|each|every)\s+(?:reply|response"
             r"|answer)\s+with\b"
             r"|\brepeat\s+the\s+following\s+sentence|\b(?:reply"
@@ -549,6 +630,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "stealth": {
         "en": (
+            r"\b(?:no\s+need|don't\s+need|do\s+not\s+need)\s+to\s+mention\s+(?:it|this|that)\b|"
+            r"\b(?:don't|do\s+not|never)\s+tell\s+(?:anyone|anybody|the\s+(?:user|owner"
+            r"|recipient))\s+about\s+(?:this|the|these|it)\b|"
+            r"\b(?:don't|do\s+not|never)\s+(?:surface|show|reveal|mention|disclose"
+            r"|display)\s+(?:this|these|the)\s+(?:notice|note|message|instructions?|step|section)\s+to\s+the\s+(?:user|reader|recipient)|"
             r"\bwithout\s+(?:telling|informing|notifying|alerting|letting)\s+(?:the\s+)?(?:user"
             r"|them|"
             r"anyone|the\s+human|the\s+owner)"
@@ -587,9 +673,18 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         "ru": r"пользовател\w*\s+не\s+(?:говори|сообщай)|не\s+(?:говори|сообщай"
         r"|упоминай)\w*\s+(?:\u043e\u0431\s+этом\s+)?пользовател"
         r"|не\s+сообщая\s+пользователю|тайно|незаметно",
+        "it": r"\bnon\s+(?:dirlo|dire|informare|avvisare|menzionare)\w*\s+(?:\w+\s+)?(?:all'"
+        r"|l')utente",
+        "pt": r"\bnão\s+(?:avise|informe|conte|diga|mencione)\w*\s+(?:\w+\s+)?(?:a|ao|o)\s+usuário"
+        r"|\bsem\s+(?:avisar|informar)\s+o\s+usuário",
     },
     "pre_approval": {
         "en": (
+            r"\b(?:has|have)\s+already\s+(?:(?:agreed|consented)\s+to\s+(?:share|send|give|disclose"
+            r"|forward|release|hand\s+over)|(?:approved|authori[sz]ed|signed\s+off\s+on)\s+(?:this"
+            r"|it)\b)|"
+            r"\b(?:do\s+not|don't)\s+wait\s+for\s+(?:the\s+)?(?:user|owner"
+            r"|human)(?:'s)?\s+(?:approval|confirmation|consent|go-ahead)|"
             r"\bpre-?(?:approved|authori[sz]ed|cleared|confirmed)\b(?!\s+(?:for|charge|payment|"
             r"transaction|amount|hold|loan|credit|offer))"
             r"|\b(?:already|been)\s+(?:approved|authori[sz]ed|confirmed)\s+by\s+(?:the\s+)?(?:user|"
@@ -642,6 +737,11 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "task_hijack": {
         "en": (
+            r"\b(?:drop|forget|skip|abandon|stop)\s+(?:the|your)\s+(?:summary|translation|task|answer|review|analysis)\s+(?:you\s+were|you've\s+been|you\s+have\s+been)\s+asked\s+(?:for|to\s+\w+)|"
+            r"\binstead\s+(?:tell|inform|warn|say\s+to)\s+the\s+(?:reader|user)\b|"
+            r"\b(?:do\s+not|don't)\s+(?:evaluate|review|read|analy[sz]e|check|assess)\s+(?:the\s+)?(?:application|document|text|content|resume|cv|code|submission|e-?mail|message)\s+(?:below|above|that\s+follows)|"
+            r"\bbefore\s+(?:calling|using|invoking|running|executing)\s+(?:this|the"
+            r"|any)\s+(?:tool|function|command|api)\b|"
             r"\b(?:before|after|instead\s+of|rather\s+than|in\s+addition\s+to|as\s+part\s+of"
             r"|while)\s+"
             r"(?:you\s+)?(?:summari[sz]ing|summari[sz]e|replying|responding|answering|translating|"
@@ -677,6 +777,22 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
     },
     "ai_address": {
         "en": (
+            r"\bfor\s+you\s+(?:rather\s+than|and\s+not|not)\s+(?:for\s+)?the\s+(?:person|human|user|reader)\b|"
+            r"\bwhen\s+you\s+(?:describe|summari[sz]e|review|translate|present|recommend|go\s+through"
+            r"|process)\s+(?:this|these|my)\s+(?:product|page|document|e-?mails?|item|listing|article"
+            r"|file|messages?|inbox|ticket)s?(?:\s+today)?\s*,|"
+            r"\b(?:p\.?s\.?|note|notice|message|instructions?)\s*:?\s*(?:for|to)\s+(?:the\s+|any\s+)?(?:summary|summari[sz]ation|review|screening|triage|translation|indexing|search)\s+(?:tools?|bots?|engines?|systems?|models?)\b|"
+            r"\b(?:ai\s+)?(?:agent|assistant|bot)\s+(?:handling|processing|reviewing|triaging|working\s+on)\s+this\s+(?:ticket|e-?mail|message|issue|request|case|document|thread)\b|"
+            r"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:(?:summari[sz]|pars|index"
+            r"|analy[sz])(?:ing|es)\s+this\b|process(?:ing|es)\s+this\s+(?:file|document|page|text"
+            r"|content|e-?mail|message|data)\b)|"
+            r"\byou(?:'re|\s+are)\s+(?:processing|summari[sz]ing|parsing|triaging|indexing"
+            r"|scanning|crawling)\s+(?:this|these|the)\s+(?:mailbox|inbox|page|document|e-?mails?|files?|messages?|tickets?|repo|repository|website|site|text|thread)\b|"
+            r"\byou(?:'re"
+            r"|\s+are)\s+(?:\w+ing\s+)(?:this\s+)?(?:\w+\s+){0,2}?on\s+behalf\s+of\s+(?:a|the|your)\s+(?:user|shopper|customer|client|buyer|human|person)\b|"
+            r"\b(?:intended|meant)\s+(?:only\s+)?for\s+(?:(?:the\s+)?(?:ai|llm)s?\b|(?:the\s+)?"
+            r"(?:assistants?|agents?|models?|bots?)\b[^.\n]{0,40}?,?\s*not\s+(?:for\s+)?the\s+"
+            r"(?:reader|user|human|recipient))|"
             rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\b"
             r"|\b(?:note|message|instructions?|p\.?s\.?|attention|attn|memo|reminder|notice|hint|"
             r"request)\s*:?\s+(?:to|for)?\s*(?:the\s+|all\s+|any\s+|every\s+|"
@@ -688,13 +804,15 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             rf"|\b(?:to|for)\s+(?:the|any|all|every)\s+{_AI}\s+(?:\w+ing|that|who"
             rf"|which)\b[^:\n]{{0,40}}:"
             rf"|\(\s*(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\s*\)"
-            rf"|\b(?:to|for)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
+            rf"|\b(?:to|for)\s+(?!(?:our|my|their)\s)(?:the\s+|all\s+|any\s+|every\s+)?"
+            rf"(?:[\w-]+\s+){{0,2}}?{_AI}\)?\s*"
             r"[:\u2014]"
             rf"|\byou,\s+(?:the\s+)?(?:[\w-]+\s+)?{_AI}\s*,"
             r"|\b(?:if|when|while)\s+(?:you(?:'re|\s+are)|an?)\s+(?:an?\s+)?(?:ai|llm"
             r"|large\s+language\s+model|language\s+model|assistant|ai\s+assistant|chatbot|agent"
             r"|bot|"
-            r"automated)"
+            r"automated)(?!\s+(?:\w+\s+)?(?:reads?|opens?|visits?|processes|summari[sz]es"
+            r"|retrieves|fetches|browses)\s+(?:an?|some|any|untrusted|external)\b)"
             r"|@[\w-]*(?:ai|bot|assistant|agent|gpt|copilot)\b"
             rf"|\b{_AI}\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+|is\s+|are\s+)?(?:reading"
             rf"|processing|"
@@ -703,17 +821,19 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"scanning|receiving|listing|opening|running|executing|visiting|crawling|browsing"
             r"|using|"
             r"accessing|fetching|working\s+on)\s+(?:this|these|the\s+\w+)"
-            r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:processing|processors?|readers?"
-            r"|systems?|"
+            r"|\b(?:for|to)\s+(?:automated|automatic|machine)\s+(?:[\w-]+\s+){0,2}?(?:processing"
+            r"|processors?|readers?"
+            r"|systems?|screening|screeners?|reviewers?|parsers?|"
             r"agents?|tools?)\b"
             r"|\bif\b[^.\n]{0,50}\b(?:read|evaluated|reviewed|processed|summari[sz]ed|screened"
             r"|parsed|"
             r"analy[sz]ed|seen)\s+by\s+(?:an?\s+)?(?:ai|llm|language\s+model|chatbot|bot|automated|"
             r"machine)"
-            rf"|\b{_AI}\s+(?:(?:that|who|which)\s+[^.\n]{{0,40}}?\s+)?(?:must|shall|needs?\s+to|"
+            rf"|\b(?<!from\sthe\s)(?<!of\sthe\s){_AI}\s+(?:(?:that|who|which)\s+[^.\n]{{0,40}}?\s+)?"
+            r"(?:must|shall|needs?\s+to|"
             r"(?:is|are)\s+(?:required|instructed|asked|expected)\s+to)\s+"
             r"(?!not\b|never\b)"
-            rf"|(?<![\w-]){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
+            rf"|(?<![\w-])(?<!our\s)(?<!my\s){_AI}(?:\s+(?:instructions?|note|directive|task|command|message|notice))?"
             r"\s*:\s*(?=\S)"
             r"|\b(?:when|once|after)\s+(?:the\s+)?(?:ai|assistant|agent|llm|model)\s+(?:reads"
             r"|processes|summari[sz]es|sees|parses)\s+this"
@@ -726,7 +846,8 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
             r"|reviewers?)\s+"
             r"(?:must|should|shall|need\s+to|are\s+(?:required|expected|asked|instructed)\s+to)\s+"
             r"(?!not\b|never\b)"
-            r"|\b(?:any|all|every)\s+(?:ai|llm|automated|language\s+model)s?\b"
+            r"|\b(?=any|all|every)(?<!into\s)(?<!with\s)(?<!from\s)(?<!by\s)(?<!in\s)(?:any|all|every)\s+(?:ai|llm"
+            r"|automated|language\s+model)s?\b"
             r"|\b(?:ai|llm|agent|assistant|model)[-_](?:instructions?|note|directive|task|prompt)\b"
             r"|\binstructions?[_-]for[_-](?:the[_-])?(?:model|ai|assistant|llm|agent)s?\b"
             rf"|\b{_AI}\s+(?:that\s+|who\s+|which\s+)?(?:reads?|process(?:es)?|summari[sz]es?"
@@ -758,13 +879,15 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|(?:어시스턴트|인공지능|에이전트)(?:는|은)\s.{0,40}?(?:해야|하세요|하십시오)"
         r"|(?:ai|인공지능)\s*(?:어시스턴트|비서|에이전트|도우미)"
         r"(?:에게|님|께|여|[:\uff1a,])"
-        r"|(?:당신이|네가)\s*ai라면",
+        r"|(?:당신이|네가)\s*ai라면|ai\s*(?:상담원|상담사)(?:에게|님|께)",
         "de": r"\b(?:der|die)\s+(?:ki|ki-\w+|assistent\w*|sprachmodell)\s+(?:muss|soll|darf)\b"
         r"|\b(?:achtung|hinweis|hallo)\s*,?\s*(?:ki|ki-\w+)\b\s*[:,!]"
         r"|\b(?:an\s+(?:den|die)|für\s+(?:den|die)|liebe[rs]?|hallo|hinweis\s+an\s+(?:den"
         r"|die))\s+"
         r"(?:ki\b|ki-\w+|assistent\w*|sprachmodell)|\bki-(?:assistent|agent)\w*\s*[:,]"
-        r"|\bwenn\s+du\s+(?:eine\s+)?ki\s+bist",
+        r"|\bwenn\s+du\s+(?:eine\s+)?ki\s+bist"
+        r"|\b(?:hinweis|anweisung|notiz|nachricht)\s+(?:an|für)\s+(?:alle\s+|die\s+|den\s+)?"
+        r"(?:ki\b|ki-\w+)",
         "fr": r"\bpour\s+(?:tout|toute|chaque)\s+(?:assistant|agent|ia|modèle)\b|\b(?:à"
         r"|pour)\s+l'(?:ia|assistant)\b|\b(?:note|message)\s+(?:pour|à)\s+(?:l'"
         r"|les\s+)?"
@@ -779,6 +902,16 @@ PHRASES: Final[dict[str, dict[str, str]]] = {
         r"|которая)\s+"
         r"(?:читает|обрабатывает|видит)|(?:внимание|привет),?\s+(?:ии|ai)\b"
         r"|если\s+ты\s+(?:ии|языковая\s+модель)",
+        "it": r"\b(?:nota|messaggio|istruzion[ei])\s+per\s+(?:l'|il\s+|lo\s+|gli\s+|ogni\s+"
+        r"|qualsiasi\s+)?"
+        r"(?:assistente|agente|ia\b|ai\b|modello)|\ball'(?:assistente|ia)\b"
+        r"|\bse\s+sei\s+un(?:'|a\s+|\s+)?(?:ia|assistente|intelligenza)"
+        r"|\b(?:attenzione|ciao|caro|gentile)\s*,?\s+assistente\b",
+        "pt": r"\b(?:nota|mensagem|instruç\w+|observaç\w+)\s+(?:para|ao|à)\s+"
+        r"(?:o\s+|a\s+|qualquer\s+)?"
+        r"(?:assistente|agente|ia\b|ai\b|modelo)|\bao\s+(?:assistente|agente)\b"
+        r"|\bse\s+você\s+(?:é|for)\s+uma?\s+(?:ia|assistente)"
+        r"|\b(?:atenção|olá|oi|caro|prezado)\s*,?\s+(?:assistente|agente)\b",
     },
 }
 """Feature → language → pattern: the phrase groups, also scanned inside decoded payloads."""
@@ -811,6 +944,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("write",),
         *("start", "begin", "reset", "pay", "attention"),
         *("treat",),
+        *("suspended", "lifted", "disabled", "revoked", "deactivated", "waived"),
     ),
     ("override", "zh"): (
         *("忽略", "无视", "忽视", "忘记", "忘掉", "不要理会", "不理会", "无需遵守", "不要遵守"),
@@ -826,6 +960,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("override", "es"): (
         *("ignora", "olvida", "ignore", "olvide", "descarta", "omite", "tarea", "misión"),
+        *("órdenes",),
     ),
     ("override", "ru"): ("игнорир", "забуд", "обращай", "задача"),
     ("override", "it"): ("ignora", "dimentica"),
@@ -852,14 +987,23 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("unfiltered", "unrestricted", "uncensored", "jailbroken", "now"),
         *("roleplay", "role-play", "act"),
         *("refusal", "refusals"),
+        *("caveats", "disclaimers", "warnings", "never", "alignment", "regard", "evil"),
     ),
     ("persona", "zh"): ("处于", "你现在是", "从现在开始", "开发者模式", "限制", "越狱"),
     ("persona", "ja"): ("あなたは", "開発者モード", "制限"),
     ("persona", "ko"): (*("너는", "당신은", "개발자", "제한", "탈옥", "규칙이"),),
     ("persona", "de"): ("bist", "entwicklermodus", "einschränkungen"),
     ("persona", "fr"): ("maintenant", "désormais", "développeur", "restriction"),
-    ("persona", "es"): ("eres", "desarrollador", "restricciones"),
+    ("persona", "es"): (*("eres", "desarrollador", "restricciones", "reglas", "filtros"),),
     ("persona", "ru"): ("ты", "разработчика", "ограничений"),
+    ("persona", "it"): (
+        *("restrizioni", "regole", "filtri", "limiti", "censura", "rifiut"),
+        *("sviluppatore",),
+    ),
+    ("persona", "pt"): (
+        *("regras", "filtros", "restrições", "limites", "censura", "recuse"),
+        *("desenvolvedor",),
+    ),
     ("extraction", "en"): (
         *("prompt", "prompts", "systemprompt", "password", "passwords", "passphrase"),
         *("passphrases", "secret", "secrets", "code", "codes", "key", "keys", "message"),
@@ -877,6 +1021,10 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("ones", "top", "messages"),
         *("message", "initial", "earliest"),
         *("copy",),
+        *("context", "tells", "tell", "hidden", "loaded", "configured", "memory", "shape"),
+        *("govern", "control", "define", "determine", "guide", "shapes", "governs", "controls"),
+        *("defines", "determines", "guides"),
+        *("primed", "seeded", "initialized", "initialised", "booted"),
     ),
     ("extraction", "zh"): (
         "系统提示",
@@ -888,15 +1036,22 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         "设定",
         "口令",
         "环境变量",
+        *("启动时", "初始化时", "开始前", "一开始"),
     ),
     ("extraction", "ja"): ("システムプロンプト", "パスワード", "秘密", "初期設定", "指示内容"),
     ("extraction", "ko"): ("프롬프트", "비밀번호", "암호", "비밀", "지시"),
     ("extraction", "de"): (
         *("prompt", "passwort", "kennwort", "schlüssel", "anweisungen", "passwort"),
+        *("beginn", "internen"),
     ),
-    ("extraction", "fr"): (*("prompt", "invite", "passe", "clé", "instructions", "passe"),),
+    ("extraction", "fr"): (
+        *("prompt", "invite", "passe", "clé", "instructions", "passe", "consignes", "règles"),
+        *("message", "texte", "variables"),
+    ),
     ("extraction", "es"): ("prompt", "contraseña", "clave", "instrucciones"),
     ("extraction", "ru"): ("промпт", "парол", "ключ", "инструкци", "переменн"),
+    ("extraction", "it"): ("prompt", "password", "istruzioni"),
+    ("extraction", "pt"): ("prompt", "senha", "instruções"),
     ("authority", "en"): (
         *("mode", "override", "request", "access", "developer", "creator", "admin"),
         *("administrator", "owner", "maintainer", "operator", "programmer", "god", "granted"),
@@ -904,7 +1059,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("message", "instruction", "notice", "directive", "update"),
         *("as", "from"),
         *("admin", "administrator", "developer", "creator", "owner", "operator"),
-        *("here",),
+        *("here", "treat"),
     ),
     ("authority", "zh"): ("我是你的", "模式", "开发的", "系统", "来自"),
     ("authority", "ja"): ("私は", "モード", "開発された"),
@@ -914,6 +1069,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("authority", "es"): ("soy", "modo", "como"),
     ("authority", "ru"): (*("я", "режим", "как", "это"),),
     ("output_control", "en"): (
+        *("regardless", "end", "finish", "close", "conclude"),
         *("reply", "response", "answer", "repeat", "respond", "print", "summary", "output"),
         *("modify", "translate", "questioned", "say", "tell", "inform", "recommend", "rate"),
         *("rank", "describe", "present"),
@@ -933,7 +1089,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("stealth", "en"): (
         *("without", "not", "don", "never", "silently", "secretly", "covertly", "quietly"),
         *("discreetly", "keep", "hide", "user"),
-        *("hide",),
+        *("hide", "mention"),
     ),
     ("stealth", "zh"): (*("用户", "悄悄", "使用者"),),
     ("stealth", "ja"): ("ユーザー", "こっそり", "内緒"),
@@ -942,6 +1098,8 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ("stealth", "fr"): ("utilisateur", "secret", "discrètement", "ceci"),
     ("stealth", "es"): ("usuario", "secreto"),
     ("stealth", "ru"): (*("пользовател", "тайно", "незаметно", "пользовател"),),
+    ("stealth", "it"): ("utente",),
+    ("stealth", "pt"): ("usuário",),
     ("pre_approval", "en"): (
         *("pre", "preapproved", "preauthorized", "preauthorised", "precleared", "preconfirmed"),
         *("approved", "authorized", "authorised", "confirmed", "user", "need", "ask", "wait"),
@@ -951,7 +1109,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("authorize", "authorise", "permit", "allow"),
         *("signed", "okayed"),
         *("cleared", "permitted", "allowed", "approved", "authorized", "authorised"),
-        *("signed",),
+        *("signed", "already"),
     ),
     ("pre_approval", "zh"): ("批准", "授权", "无需", "不需要"),
     ("pre_approval", "ja"): ("承認", "確認", "許可"),
@@ -963,6 +1121,7 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("одобрен", "согласован", "разрешен", "утвержден", "подтвержд", "без", "спрашивать"),
     ),
     ("task_hijack", "en"): (
+        *("asked", "instead", "below", "above", "follows"),
         *("before", "after", "instead", "rather", "addition", "part", "while", "stop", "cease"),
         *("abort", "halt", "must"),
         *("should", "need", "required", "instructed", "expected", "also", "instruction"),
@@ -986,7 +1145,12 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
         *("@", "programmer", "coder", "helper", "companion"),
         *("scheduler", "planner"),
         *("automation",),
-        *("_for_", "-for-"),
+        *("_for_", "-for-", "tool", "tools", "engine", "engines", "system", "systems"),
+        *("summarising", "summarizing", "processing", "parsing", "indexing", "triaging"),
+        *("summarises", "summarizes", "processes", "parses", "indexes", "triages", "when"),
+        *("rather",),
+        *("analyses", "analyzes"),
+        *("analysing", "analyzing", "scanning", "crawling", "behalf"),
     ),
     ("ai_address", "zh"): (*("ai", "人工智能", "助手", "模型"),),
     ("ai_address", "ja"): (*("ai", "処理する", "読んでいる", "読む", "要約する"),),
@@ -996,10 +1160,15 @@ ANCHORS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
     ),
     ("ai_address", "de"): (
         *("ki", "ki-", "assistent", "sprachmodell", "der", "die", "achtung", "hinweis", "hallo"),
+        *("anweisung", "notiz", "nachricht"),
     ),
     ("ai_address", "fr"): (*("ia", "assistant", "agent", "pour"),),
     ("ai_address", "es"): (*("asistente", "agente", "ia", "para"),),
     ("ai_address", "ru"): (*("ии", "ai", "ассистент", "привет", "для", "ассистент"),),
+    ("ai_address", "it"): (*("nota", "messaggio", "istruzion", "all'", "se sei", "assistente"),),
+    ("ai_address", "pt"): (
+        *("nota", "mensagem", "instruç", "se você", "assistente", "agente", "observaç"),
+    ),
 }
 """What every match of a phrase pattern contains: for English, whole words of the text (a string
 of letters, digits and `_`) or literal strings (anything else); for other languages, literal
@@ -1020,8 +1189,8 @@ STOPWORDS: Final[dict[str, frozenset[str]]] = {
     "es": frozenset(
         "el la los las y es tu de que una un por para todo todas todos no del al lo me su".split()
     ),
-    "it": frozenset("il la le e di che tutte tutti le un una per non sono".split()),
-    "pt": frozenset("o a os as e de que todas todos um uma para não suas seu".split()),
+    "it": frozenset("il la le di che tutte tutti un una sono della questo alla sei".split()),
+    "pt": frozenset("os de que todas todos um uma para não suas seu você com em da do".split()),
 }
 """Common words of the Latin-script languages: a text with none of a language's skips its
 patterns (an injection in that language is a sentence of it, and sentences hold these words)."""
@@ -1158,12 +1327,13 @@ _SECRET: Final = (
     r"(?:(?<!wi-fi\s)(?<!wifi\s)(?<!guest\s)(?<!network\s)passwords?|passwd|pass\s*phrases?"
     r"|api[_ -]?keys?|secrets?\b|credentials?|(?:auth|access|"
     r"session|bearer|refresh|oauth|github|slack|api)\s+tokens?|tokens?\b|\.ssh|id_(?:rsa|ed25519|"
-    r"ecdsa)|private\s+keys?|ssh\s+keys?|\.env(?![.\w-])|env(?:ironment)?\s+var(?:iable)?s?"
+    r"ecdsa)|private\s+keys?|ssh\s+keys?|authorized_keys|\.env(?![.\w-])"
+    r"|env(?:ironment)?\s+var(?:iable)?s?"
     r"|printenv|"
     r"/etc/(?:passwd|shadow)|\.aws|\.npmrc|\.netrc|\.pypirc|\.git-credentials|kubeconfig|"
     r"(?:session|auth|login)\s+cookies?|cookie\s+(?:jar|file|store)|"
     r"(?<!\$)(?<!\$\{)[a-z0-9]+_(?:api_)?(?:key|token|secret)\b|2fa|one-time\s+codes?|otp\b"
-    r"|recovery\s+codes?|"
+    r"|recovery\s+codes?|(?:two-factor|2fa|mfa)\s+(?:backup\s+)?codes?|backup\s+codes?|"
     r"seed\s+phrase|wallet)"
 )
 _DATA: Final = (
@@ -1185,7 +1355,7 @@ _ACT: Final = (
     r"\b(?:send|forward|e-?mail|mail|transfer|wire|pay|upload|post|leak|exfiltrate|copy|paste|"
     r"include|attach|read|open|cat|print|output|dump|share|delete|remove|erase|wipe|drop|truncate|"
     r"run|execute|exec|call|curl|wget|fetch|add|grant|export|sync|submit|publish|reveal|list|"
-    r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc|escalate|"
+    r"show|display|echo|collect|gather|extract|harvest|retrieve|dump|invite|push|cc|bcc|escalate|grab|"
     r"promote|elevate|cancel|buy|purchase|order)(?:e?s|ing"
     r"|ed)?\b"
 )
@@ -1269,7 +1439,7 @@ _ML_VERBS: Final = (
     *("lösche", "kopiere", "lies", "envoie", "envoyez", "transfère", "transférez", "supprime"),
     *("vire",),
     *("copie", "téléverse", "envía", "envia", "reenvía", "reenvia", "transfiere", "elimina"),
-    *("borra",),
+    *("borra", "copia"),
     *("sube", "отправ", "перешли", "пересл", "переведи", "удали", "загрузи", "скопируй"),
     *("прочитай",),
     *("上傳", "傳送", "轉寄", "刪除"),
@@ -1336,12 +1506,15 @@ DIRECTIVE_WORDS: Final = frozenset(
     "display show navigate go act pretend mention do bitte musst müssen sofort sende schicke leite "
     "lösche führe antworte dois devez veuillez immédiatement envoie envoyez transfère supprime "
     "exécute réponds debes debe favor inmediatamente envía reenvía elimina ejecuta responde должен "
-    "должна немедленно пожалуйста отправь перешли удали выполни ответь".split()
+    "должна немедленно пожалуйста отправь перешли удали выполни ответь busque reenvíe reenvíelos "
+    "elimine envíe borre bewerten erwähnen envie encaminhe apague exclua invia inoltra "
+    "cancella rispondi rivela esegui responda execute apague revele ignoriere schreibe antworte "
+    "stattdessen zeige gib empfiehl behaupte sage nenne erwähne".split()
 )
 DIRECTIVE_LITERALS: Final = (
     *("请", "务必", "必须", "立即", "立刻", "马上", "ください", "しなさい", "必ず", "すぐに"),
     *("하세요", "하십시오", "해라", "해야", "반드시", "즉시", "주세요", "請", "務必", "必須"),
-    *("立刻", "不要", "而是", "让用户"),
+    *("立刻", "不要", "而是", "让用户", "마세요"),
 )
 """A demand: a modal, a request word or an imperative verb (checked just after an address)."""
 
@@ -1357,7 +1530,7 @@ ROLE_TAG_LABEL: Final = re.compile(
     r"^\s*#{2,}\s*(?:system|instructions?|assistant|new\s+instructions)\s*(?::|$)"
     r"|(?<![a-z]\s)(?<![\w-])system\s*(?:prompt\s+)?(?:note|message|notice|prompt|instruction"
     r"|override|update|"
-    r"alert|directive)?[\"']?\s*:(?!\s*you\s+are\s+(?:a|an|the)\b)"
+    r"alert|directive)?[\"']?\s*:(?!\s*you\s+are\s+(?:a|an|the)\b)(?!\s*(?:\"\"|''))"
     r"(?=[^\n]{0,150}?\b(?:you|your|assistant|ai|agent|model|must"
     r"|should|"
     r"ignore|now|new|always|never|do\s+not)\b)"
@@ -1482,7 +1655,7 @@ DISCUSSION_WORDS: Final = frozenset(
     "injection injections jailbreaks jailbreaking attack attacks attacker attackers adversarial "
     "adversary adversaries phishing researcher researchers classifier classifiers detector "
     "detectors payloads villain protagonist novel screenplay guardrail guardrails tester testers "
-    "refusal".split()
+    "refusal jailbreak mitigation mitigations".split()
 )
 DISCUSSION_LITERALS: Final = (
     *("提示注入", "攻击者", "钓鱼", "プロンプトインジェクション", "攻撃者", "フィッシング"),
@@ -1499,17 +1672,20 @@ DISCUSSION: Final = re.compile(
     r"(?:my|the|a|this)\s+(?:story|scene|film|movie|show|series|episode|play)|the\s+(?:phrase"
     r"|string|"
     r"payload)|test\s+cases?|(?:known|common|famous|classic)\s+(?:jailbreak|attack|injection"
-    r"|exploit)|"
+    r"|exploit|example)|"
     r"(?:should|would|could)\s+(?:flag|detect)|(?:why|how)\s+(?:do|does|did|would|can)\s+(?:people|"
-    r"users|attackers|hackers|someone|they)|(?:people|users|attackers|someone|they)\s+(?:write"
+    r"users|attackers|hackers|someone|they)|(?:customers|visitors|students|employees)\s+(?:paste|type)\b|(?:people|users|attackers|someone|they)\s+(?:write"
     r"|type|"
     r"say|use|paste|send)|what\s+(?:does|is)\s+(?:the\s+)?(?:phrase|prompt|term|jailbreak)|"
     r"(?:building|build|writing|training|train)\s+a\s+(?:filter|classifier|detector|guardrail)|"
     r"should\s+(?:it|we|the\s+\w+)\s+(?:block|flag|catch|detect))\b"
     r"|\b(?:sends|types|writes|pastes|contains|containing|like|such\s+as|says|said|saying|reading|"
-    r"stating|whispers|shouts|"
+    r"stating|whispers|shouts|grita|gritó|dice|dijo|susurra|crie|dit|murmure|schreit|sagt"
+    r"|flüstert|grida|sussurra|diz|"
     r"replies|the\s+(?:phrase|string|"
     r"message|prompt|sentence))\s*[:,]?\s*[\"'\u201c\u2018`]"
+    r"|[,.!?][\"\u201d]\s+(?:[\w-]+\s+){0,2}(?:said|whispered|murmured|shouted|replied|asked"
+    r"|snapped|muttered)\b"
 )
 """Phrases of talk *about* injection: a paper, a story, an example, security training."""
 
@@ -1518,11 +1694,14 @@ DISCUSSION_ANCHORS: Final = anchors_of(
         *("red", "security", "example", "examples", "paper", "study", "article", "blog", "talk"),
         *("lecture", "authors", "story", "scene", "phrase", "string", "payload", "test", "flag"),
         *("detect", "why", "how", "people", "users", "attackers", "hackers", "someone", "they"),
+        *("paste", "type"),
         *("building", "build", "writing", "training", "train", "should", "sends", "types"),
         *("writes", "pastes", "contains", "containing", "like", "such", "message", "sentence"),
         *("film", "movie", "show", "series", "episode", "play", "known", "common", "famous"),
         *("classic", "says", "said", "whispers", "shouts", "replies", "saying", "reading"),
-        *("stating",),
+        *("stating", "whispered", "murmured", "shouted", "replied", "asked", "snapped"),
+        *("muttered", "grita", "gritó", "dice", "dijo", "susurra", "crie", "dit", "murmure"),
+        *("schreit", "sagt", "flüstert", "grida", "sussurra", "diz"),
         *("what",),
     ),
     words=True,
@@ -1565,6 +1744,7 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
             *("credential", "credentials", "token", "tokens", "id_rsa", "id_ed25519", "id_ecdsa"),
             *("env", "environment", "printenv", "kubeconfig", "cookie", "cookies", "2fa", "otp"),
             *("recovery", "seed", "wallet", "keychain", ".ssh", ".env", "/etc/", ".aws", ".npmrc"),
+            *("backup", "two-factor", "mfa", "authorized_keys"),
             *(".netrc", ".pypirc", ".git-credentials", "_key", "_token", "_secret", "one-time"),
         ),
         verb=SECRET_VERB,
@@ -1607,7 +1787,10 @@ STRUCTURAL: Final[tuple[Cue, ...]] = (
         "role_tag",
         "role tag",
         ROLE_TAG_ELEMENT,
-        ("system", "sys", "system_prompt", "instruction", "instructions", "admin", "developer"),
+        (
+            *("system", "sys", "system_prompt", "instruction", "instructions", "admin"),
+            *("developer",),
+        ),
         reach=60,
     ),
     Cue(

@@ -31,13 +31,20 @@ def test_rates_are_at_least_the_documented_ones(part: str):
     assert measured.false_alarms <= false_alarms
 
 
-# the texts written for this repository to tune on (tests/guards/data/train_extra.jsonl)
-TRAIN_EXTRA = (586, 595, 3, 576)
+# the other tuning sets: the texts written for this repository to tune on
+# (tests/guards/data/train_extra.jsonl), and the two sets first kept blind, measured once and
+# then tuned on (blind_a.jsonl, blind_b.jsonl)
+TUNING_SETS = {
+    "train_extra.jsonl": (684, 706, 6, 761),
+    "blind_a.jsonl": (50, 50, 0, 50),
+    "blind_b.jsonl": (50, 50, 0, 50),
+}
 
 
-def test_train_extra_rates_are_at_least_the_documented_ones():
-    caught, attacks, false_alarms, benign = TRAIN_EXTRA
-    measured = rates(load("train_extra.jsonl"), InjectionDetector())["all"]
+@pytest.mark.parametrize("name", sorted(TUNING_SETS))
+def test_tuning_set_rates_are_at_least_the_documented_ones(name: str):
+    caught, attacks, false_alarms, benign = TUNING_SETS[name]
+    measured = rates(load(name), InjectionDetector())["all"]
     assert (measured.attacks, measured.benign) == (attacks, benign)
     assert measured.caught >= caught
     assert measured.false_alarms <= false_alarms
