@@ -1,4 +1,4 @@
-"""The measured rates of docs/guards.md hold: a regression in detection or false alarms fails.
+"""The measured rates of docs/injection.md hold: a regression in detection or false alarms fails.
 
 The figures are counts (caught of attacks, false alarms of benign texts); a change may improve
 them, never worsen them.
@@ -13,11 +13,11 @@ from rxagent.guards import DEFAULT_THRESHOLD, InjectionDetector
 from rxagent.guards._split import split_rows
 
 # (caught, attacks, false alarms, benign). The held-out floor is the one measured on untuned text
-# in docs/guards.md; dev and fresh are tuning sets now (the weights are fitted on them with
+# in docs/injection.md; dev and fresh are tuning sets now (the weights are fitted on them with
 # train_extra.jsonl), so their floors are today's counts: a regression there still fails.
 DOCUMENTED = {
     "dev": (96, 112, 0, 71),
-    "held_out": (31, 48, 1, 30),
+    "held_out": (33, 48, 0, 30),
     "fresh": (30, 30, 0, 40),
 }
 
@@ -41,9 +41,13 @@ TUNING_SETS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(TUNING_SETS))
-def test_tuning_set_rates_are_at_least_the_documented_ones(name: str):
-    caught, attacks, false_alarms, benign = TUNING_SETS[name]
+# the blind set measured once on the shipped detector (docs/injection.md); never tuned on
+BLIND = {"blind_c.jsonl": (44, 60, 3, 60)}
+
+
+@pytest.mark.parametrize("name", sorted({**TUNING_SETS, **BLIND}))
+def test_set_rates_are_at_least_the_documented_ones(name: str):
+    caught, attacks, false_alarms, benign = {**TUNING_SETS, **BLIND}[name]
     measured = rates(load(name), InjectionDetector())["all"]
     assert (measured.attacks, measured.benign) == (attacks, benign)
     assert measured.caught >= caught
