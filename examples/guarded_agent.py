@@ -63,9 +63,8 @@ guards = [
     Permission({"*": ["order_status", "read_inbox"], "role:staff": ["*"]}),
     InjectionDetection(scan_tool_results=True),
 ]
-tools = [order_status, refund, read_inbox]
-support = ReActAgent("support", "You are Acme's support assistant.", model, tools=tools,
-                     guards=guards, parallel_tool_calls=False)  # fmt: skip
+support = ReActAgent("support", "You are Acme's support assistant.", model, guards=guards,
+                     tools=[order_status, refund, read_inbox])  # fmt: skip
 ann = Principal(user_id="ann")
 
 
