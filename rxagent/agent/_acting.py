@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval, park
-from rxagent.agent._guarding import screen_tool_call, screen_tool_result
+from rxagent.agent._guarding import screen_tool_call, screen_tool_result, watching
 from rxagent.context import _CURRENT_CALL
 from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, PostActingEvent, PreActingEvent
@@ -132,7 +132,10 @@ async def pre_acting(run: Run, call: ToolUseBlock) -> ToolUseBlock | ToolResultB
         return _error(call, f"Tool call rejected by hook {reject.hook!r}: {reject.reason}")
     if run.interrupt.requested:  # interrupted while PreActing was dispatched: don't start
         return _error(call, "interrupted")
-    refused = await screen_tool_call(run, pre.tool_call)  # the arguments as hooks left them
+    guards = watching(run, "tool_call")
+    if guards is None:
+        return pre.tool_call
+    refused = await screen_tool_call(run, guards, pre.tool_call)  # the arguments hooks left
     return pre.tool_call if refused is None else refused
 
 
@@ -160,8 +163,9 @@ async def post_acting(
                     exception=outcome.exception,
                 )
             )
-        if outcome.ran:  # what the tool brought back is untrusted: the guards see it first
-            result = await screen_tool_result(run, call, result)
+        guards = watching(run, "tool_result") if outcome.ran else None
+        if guards is not None:  # what the tool brought back is untrusted: the guards see it first
+            result = await screen_tool_result(run, guards, call, result)
     run.open_calls.pop(call.id, None)  # its PostActing is delivered even if a hook fails
     results[call.id] = result
     post = await run.events.publish(

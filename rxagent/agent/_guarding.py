@@ -24,6 +24,7 @@ from rxagent.messages import Msg, TextBlock, ToolResultBlock
 if TYPE_CHECKING:
     from rxagent.agent._run import Run
     from rxagent.events import GuardTarget, GuardVerdict
+    from rxagent.guards import GuardPipeline
     from rxagent.messages import Block, ToolUseBlock
     from rxagent.models.base import ToolSchema
 
@@ -116,32 +117,31 @@ def offered_tools(run: Run, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, 
     return tuple(schema for schema in tools if guards.permits(principal, schema.name))
 
 
-async def screen_tool_call(run: Run, call: ToolUseBlock) -> ToolResultBlock | None:
-    """Check a call about to run; the error result of a refused call, or None to run it."""
+def watching(run: Run, target: GuardTarget) -> GuardPipeline | None:
+    """The agent's pipeline when a stage checks `target`, else None.
+
+    The acting code asks this before awaiting a screen, so a run without guards pays no
+    coroutine per tool call.
+    """
     guards = run.agent.guards
-    if guards is None or not guards.watches("tool_call"):
-        return None
+    return guards if guards is not None and guards.watches(target) else None
+
+
+async def screen_tool_call(
+    run: Run, guards: GuardPipeline, call: ToolUseBlock
+) -> ToolResultBlock | None:
+    """Check a call about to run; the error result of a refused call, or None to run it."""
     arguments = json.dumps(call.input, ensure_ascii=False, default=str)
     screened = await guards.screen(arguments, _context(run, "tool_call", call))
     await _publish(run, screened, "tool_call", call)
     verdict = screened.rejected
-    if verdict is None:
-        return None
-    return ToolResultBlock(
-        id=call.id,
-        name=call.name,
-        output=f"Tool call refused by guard {verdict.stage!r}: {_why(verdict)}",
-        is_error=True,
-    )
+    return None if verdict is None else _refused(call, "Tool call", verdict)
 
 
 async def screen_tool_result(
-    run: Run, call: ToolUseBlock, result: ToolResultBlock
+    run: Run, guards: GuardPipeline, call: ToolUseBlock, result: ToolResultBlock
 ) -> ToolResultBlock:
     """Check a tool's result before PostActing; the result the model will see."""
-    guards = run.agent.guards
-    if guards is None or not guards.watches("tool_result"):
-        return result
     text = result.text
     if not text:
         return result
@@ -149,25 +149,27 @@ async def screen_tool_result(
     await _publish(run, screened, "tool_result", call)
     verdict = screened.rejected
     if verdict is not None:
-        return ToolResultBlock(
-            id=result.id,
-            name=result.name,
-            output=f"Tool result refused by guard {verdict.stage!r}: {_why(verdict)}",
-            is_error=True,
-        )
+        return _refused(call, "Tool result", verdict)
     if not screened.changed:
         return result
     return result.model_copy(update={"output": _with_text(result.output, screened.text)})
 
 
+def _refused(call: ToolUseBlock, what: str, verdict: GuardVerdict) -> ToolResultBlock:
+    """The error result of a call or result a guard refused."""
+    output = f"{what} refused by guard {verdict.stage!r}: {_why(verdict)}"
+    return ToolResultBlock(id=call.id, name=call.name, output=output, is_error=True)
+
+
 # -- output --------------------------------------------------------------------------------------
 
 
-async def screen_reply(run: Run, reply: Msg) -> Msg:
-    """Check the final reply before PostCall: the reply to give, redacted or withheld.
+async def screen_reply(run: Run, reply: Msg) -> Msg | None:
+    """Check the final reply before PostCall: the reply to give, or None when it was withheld.
 
     A rewritten reply replaces the model's in memory too, so what was redacted is not stored;
-    a rejected one fails the run, and memory keeps a notice in its place.
+    a rejected one fails the run (its reply is then the failure's), and memory keeps a notice
+    in its place.
     """
     guards = run.agent.guards
     if guards is None or not guards.watches("output") or not reply.text:
@@ -183,7 +185,7 @@ async def screen_reply(run: Run, reply: Msg) -> Msg:
         )
         notice = f"[The reply was withheld by guard {verdict.stage!r}.]"
         _replace_in_memory(run, reply, Msg.assistant(notice))
-        return Msg.assistant(run.outcome.error.failure_text() if run.outcome.error else notice)
+        return None
     if not screened.changed:
         return reply
     rewritten = reply.model_copy(update={"content": _with_text(reply.content, screened.text)})
@@ -194,7 +196,7 @@ async def screen_reply(run: Run, reply: Msg) -> Msg:
 def _replace_in_memory(run: Run, old: Msg, new: Msg) -> None:
     """Put `new` where `old` (or the last assistant message with its text) is in memory."""
     memory = run.memory
-    for index in range(len(memory) - 1, max(run.memory_start, 0) - 1, -1):
+    for index in range(len(memory) - 1, run.memory_start - 1, -1):
         message = memory[index]
         if message.role != "assistant":
             continue

@@ -369,7 +369,8 @@ async def _finish(run: Run) -> None:
         and not parked
         and outcome.stop_reason != "interrupted"
     ):
-        reply = await screen_reply(run, reply)  # the output guards: redact, or fail the run
+        # the output guards: redact, or withhold the reply and fail the run
+        reply = await screen_reply(run, reply) or _fallback_reply(run)
     if outcome.error is None and ctx.output_type is not None and not parked:
         output = await final_output(run, reply)
     result = _result(run, reply, output)
