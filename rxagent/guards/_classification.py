@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final, TypeAlias
 
+from rxagent.guards._normalise import CJK_CLASS
 from rxagent.guards._pipeline import Guard
 from rxagent.messages import Msg
 from rxagent.models.base import ChatModel, drain
@@ -28,10 +29,7 @@ CLASSIFY_PROMPT: Final = (
     "one line only: the names of the listed topics the message is about, exactly as written, "
     "separated by commas; or NONE when it is about none of them."
 )
-# Han, Hiragana, Katakana, Hangul: scripts written without spaces between words.
-_CJK: Final = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]"
-)
+_CJK: Final = re.compile(f"[{CJK_CLASS}]")
 
 
 def _fold(text: str) -> str:

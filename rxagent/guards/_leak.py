@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+from rxagent.guards._normalise import CJK_CLASS
 from rxagent.guards._pipeline import Guard
 
 if TYPE_CHECKING:
@@ -19,13 +20,10 @@ __all__ = ["SystemPromptLeak"]
 WITHHELD: Final = "[system prompt withheld]"
 WORD_SHINGLE: Final = 6
 CJK_SHINGLE: Final = 4
-_CJK_CLASS: Final = (
-    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
-)
-_CJK: Final = re.compile(f"[{_CJK_CLASS}]")
+_CJK: Final = re.compile(f"[{CJK_CLASS}]")
 # One token: a CJK character on its own (those scripts put no spaces between words), or a run
 # of other letters and digits.
-_TOKEN: Final = re.compile(f"[{_CJK_CLASS}]|(?:(?![{_CJK_CLASS}])[^\\W_])+")
+_TOKEN: Final = re.compile(f"[{CJK_CLASS}]|(?:(?![{CJK_CLASS}])[^\\W_])+")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,12 @@ import re
 import unicodedata
 from typing import Final, NamedTuple
 
+CJK_CLASS: Final = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
+)
+"""Han, Hiragana, Katakana and Hangul, as the inside of a character class: scripts written
+without spaces between words."""
+
 _INVISIBLE: Final = re.compile(
     "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
 )

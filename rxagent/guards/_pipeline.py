@@ -35,7 +35,6 @@ _ALLOWED: Final[dict[GuardTarget, frozenset[str]]] = {
     "tool_result": frozenset({"reject", "flag", "quarantine", "replace"}),
     "output": frozenset({"reject", "flag", "redact"}),
 }
-_NOBODY: Final = Principal()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +54,7 @@ class GuardContext:
     target: GuardTarget
     """What the text is: the run's `input`, a `tool_call`'s arguments (as JSON), a
     `tool_result`, or the final reply (`output`)."""
-    principal: Principal = _NOBODY
+    principal: Principal = field(default_factory=Principal)
     """Who is calling."""
     session_id: str = ""
     """The session (empty outside a run)."""

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+from rxagent.context import ANONYMOUS
 from rxagent.guards._pipeline import Guard
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ class RateLimit(Guard):
         if self.per == "user":
             return ctx.principal.id
         if self.per == "key":
-            return ctx.principal.key_id or "anonymous"
+            return ctx.principal.key_id or ANONYMOUS
         return ctx.session_id
 
     def __repr__(self) -> str:

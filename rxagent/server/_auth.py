@@ -6,8 +6,9 @@ import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
+from rxagent.context import ANONYMOUS as ANONYMOUS  # the key_id of every caller when auth is off
 from rxagent.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ANONYMOUS", "AuthSpec", "KeyRing", "key_id_of", "key_of"]
 
-ANONYMOUS: Final = "anonymous"
-"""The `key_id` of every caller when auth is off."""
 
 AuthSpec: TypeAlias = Sequence[str] | Mapping[str, str] | None
 """What `create_app(auth=...)` takes: None (off), API keys, or a mapping key → key_id."""
