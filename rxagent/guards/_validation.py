@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from rxagent.guards._pipeline import Guard
 
@@ -28,9 +28,39 @@ _CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _BIDI: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-def _first(pattern: re.Pattern[str], text: str) -> tuple[int, str] | None:
-    match = pattern.search(text)
-    return None if match is None else (match.start(), match.group())
+class _Hidden(NamedTuple):
+    """Characters input must not carry, and how a reason names them."""
+
+    pattern: re.Pattern[str]
+    what: str
+    fix: str
+    ascii: bool
+    """Whether ASCII text can hold them (the others are looked for in non-ASCII text only)."""
+    control: bool
+    """Whether `control_characters="allow"` lets them through."""
+
+
+_ALLOW: Final = "remove it or pass control_characters='allow'"
+_HIDDEN: Final = (
+    _Hidden(
+        _SURROGATE,
+        "invalid Unicode: lone surrogate",
+        "decode the text properly (it is not valid UTF-8 as is)",
+        ascii=False,
+        control=False,
+    ),
+    _Hidden(
+        _NONCHARACTER, "invalid Unicode: noncharacter", "remove it", ascii=False, control=False
+    ),
+    _Hidden(_CONTROL, "control character", _ALLOW, ascii=True, control=True),
+    _Hidden(
+        _BIDI,
+        "bidirectional control",
+        f"(it can make text read differently from what it says); {_ALLOW}",
+        ascii=False,
+        control=True,
+    ),
+)
 
 
 class InputValidation(Guard):
@@ -134,31 +164,14 @@ class InputValidation(Guard):
                 f"{messages} input messages, over the limit of {self.max_messages}; "
                 "send fewer or raise max_messages"
             )
-        wide = not text.isascii()  # surrogates, noncharacters and bidi controls are not ASCII
-        found = _first(_SURROGATE, text) if wide else None
-        if found is not None:
-            reasons.append(
-                f"invalid Unicode: lone surrogate U+{ord(found[1]):04X} at index {found[0]}; "
-                "decode the text properly (it is not valid UTF-8 as is)"
-            )
-        found = _first(_NONCHARACTER, text) if wide else None
-        if found is not None:
-            reasons.append(
-                f"invalid Unicode: noncharacter U+{ord(found[1]):04X} at index {found[0]}; "
-                "remove it"
-            )
-        if self.control_characters == "reject":
-            found = _first(_CONTROL, text)
-            if found is not None:
-                reasons.append(
-                    f"control character U+{ord(found[1]):04X} at index {found[0]}; remove it "
-                    "or pass control_characters='allow'"
-                )
-            found = _first(_BIDI, text) if wide else None
-            if found is not None:
-                reasons.append(
-                    f"bidirectional control U+{ord(found[1]):04X} at index {found[0]} (it can "
-                    "make text read differently from what it says); remove it or pass "
-                    "control_characters='allow'"
-                )
+        wide = not text.isascii()
+        allow_control = self.control_characters == "allow"
+        for hidden in _HIDDEN:
+            if (hidden.control and allow_control) or not (wide or hidden.ascii):
+                continue
+            match = hidden.pattern.search(text)
+            if match is not None:
+                where = f"U+{ord(match.group()):04X} at index {match.start()}"
+                separator = " " if hidden.fix.startswith("(") else "; "
+                reasons.append(f"{hidden.what} {where}{separator}{hidden.fix}")
         return reasons

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from test_rate_limit import ANN, BOB, Clock  # type: ignore[import-not-found]
+
 from rxagent import (
     AgentState,
     ErrorCode,
     ErrorEvent,
     PostCallEvent,
     PreCallEvent,
-    Principal,
     ReActAgent,
     Reject,
     hook,
@@ -18,17 +19,6 @@ from rxagent import (
 from rxagent.events import BaseEvent
 from rxagent.guards import GuardEvent, RateLimit
 from rxagent.testing import ScriptedModel, assert_event_protocol
-
-ANN = Principal(user_id="ann")
-BOB = Principal(user_id="bob")
-
-
-class Clock:
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 async def collect(agent: ReActAgent, msg: str, **kw: Any) -> list[BaseEvent]:
