@@ -75,9 +75,6 @@ __all__ = ["run_loop", "run_observable"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
-_NOT_ANSWERED: Final = frozenset({"approval_pending", "interrupted"})
-"""Runs whose reply is not the model's answer: the output guards leave it alone."""
-
 
 def run_observable(make_run: Callable[[], Run]) -> Observable[BaseEvent]:
     """The cold Observable of one run: each subscription makes a run and starts its loop.

@@ -15,6 +15,7 @@ optional judge (`ModelJudge` or any callable) gives a second opinion on borderli
 """
 
 from rxagent.events import GuardEvent as GuardEvent
+from rxagent.events import GuardVerdict as GuardVerdict
 from rxagent.guards._classification import Classification as Classification
 from rxagent.guards._defaults import default_guards as default_guards
 from rxagent.guards._detector import DEFAULT_JUDGE_BAND as DEFAULT_JUDGE_BAND
@@ -39,7 +40,6 @@ from rxagent.guards._pipeline import GuardReport as GuardReport
 from rxagent.guards._pipeline import Screened as Screened
 from rxagent.guards._rate_limit import RateLimit as RateLimit
 from rxagent.guards._validation import InputValidation as InputValidation
-from rxagent.guards._verdict import GuardVerdict as GuardVerdict
 
 __all__ = [
     "DEFAULT_JUDGE_BAND",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Final, final
 
+from rxagent.events import GuardVerdict
 from rxagent.guards._features import FEATURES, extract
 from rxagent.guards._judge import ask_judge
-from rxagent.guards._verdict import GuardVerdict
 from rxagent.guards._weights import BIAS, WEIGHTS
 
 if TYPE_CHECKING:
