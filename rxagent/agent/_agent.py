@@ -20,6 +20,7 @@ from rxagent.agent._sessions import SessionRuns
 from rxagent.agent._start import RunArgs, call_then_close, new_run
 from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
 from rxagent.context import RunContext
+from rxagent.error_messages import ErrorMessages
 from rxagent.errors import ConfigurationError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
     from rxagent.agent.conditions import StopCondition
     from rxagent.context import Principal
+    from rxagent.error_messages import ErrorMessagesLike
     from rxagent.events import BaseEvent
     from rxagent.guards import Guard, GuardPipeline
     from rxagent.output import OutputStrategy
@@ -87,6 +89,9 @@ class ReActAgent(AgentSessions):
         guards: Guard stages (`rxagent.guards`), or a `GuardPipeline`: checks on the input
             (right after PreCall), on tool calls and results, and on the final reply. A
             rejected input ends the run with `GUARD_REJECTED` before memory or the model.
+        error_messages: The text a user reads in `result.text` when a run fails without an
+            answer: an `ErrorMessages`, a `{ErrorCode: template}` mapping over the English
+            defaults, or a function `(error, ctx) -> str | None` (see "Observability").
 
     Example:
         ```python
@@ -136,6 +141,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy = "auto",
         max_output_retries: int = 2,
         guards: GuardPipeline | Iterable[Guard] | None = None,
+        error_messages: ErrorMessagesLike = None,
     ) -> None:
         check_agent_arguments(
             name=name,
@@ -171,6 +177,7 @@ class ReActAgent(AgentSessions):
         self.output_strategy: OutputStrategy = output_strategy
         self.max_output_retries = max_output_retries
         self.guards = check_guards(guards)
+        self.error_messages = ErrorMessages.of(error_messages)
         self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
         check_context_window(self)
 
