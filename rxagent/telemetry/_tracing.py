@@ -63,8 +63,11 @@ _PROVIDERS: Final = {"gemini": "gcp.gemini", "azure": "azure.ai.openai"}
 _CLAIMS: Final[dict[str, Tracing]] = {}
 """Run id -> the `Tracing` that traces it, so two tracers never trace one run twice."""
 
+_ENDED: Final[dict[str, None]] = {}
+"""Recently ended run ids, oldest first: events delivered after a run's PostCall open nothing."""
+
 _ENDED_KEPT: Final = 4096
-"""How many ended run ids a tracer remembers, to ignore events delivered after a PostCall."""
+"""How many ended run ids are remembered."""
 
 
 @dataclass(slots=True)
@@ -152,7 +155,6 @@ class Tracing:
             "rxagent", __version__, tracer_provider=tracer_provider
         )
         self._runs: dict[str, _RunSpans] = {}
-        self._ended: dict[str, None] = {}  # recently ended run ids, oldest first
 
     def __repr__(self) -> str:
         return f"<Tracing open_runs={len(self._runs)}>"
@@ -176,7 +178,7 @@ class Tracing:
         ctx = current_run_or_none()
         own = ctx is not None and ctx.run_id == event.run_id  # running in the run's own context
         if spans is None:
-            if event.run_id in self._ended:
+            if event.run_id in _ENDED:
                 return  # an event delivered after the run's PostCall
             spans = self._start_run(event, ctx if own else None)
         spans.last_seq = event.seq
@@ -246,7 +248,7 @@ class Tracing:
         task = _current_task()
         if task is not None:  # a run disposed of ends without PostCall: end its spans anyway
             run_id = event.run_id
-            task.add_done_callback(lambda t: self._abandon(run_id, t))
+            task.add_done_callback(lambda _: self._abandon(run_id))
         return spans
 
     def _parent_of(self, event: BaseEvent) -> otel_context.Context | None:
@@ -284,20 +286,20 @@ class Tracing:
         self._forget(event.run_id)
         span.end(end_time=end)
 
-    def _abandon(self, run_id: str, task: asyncio.Task[Any]) -> None:
+    def _abandon(self, run_id: str) -> None:
         """The run's task ended; end what is still open (nothing after a PostCall)."""
         spans = self._runs.get(run_id)
         if spans is None:
             return
         self._close_open(spans, None, "not completed: the run's task ended")
-        if task.cancelled():
-            _fail(spans.run, "CANCELLED", "the run was cancelled")
+        # disposed of by its subscriber, or broken off (a store outage): no PostCall came
+        _fail(spans.run, "CANCELLED", "the run ended without its PostCall")
         self._forget(run_id)
         spans.run.end()
 
     def _forget(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
-        ended = self._ended
+        ended = _ENDED
         ended[run_id] = None
         if len(ended) > _ENDED_KEPT:
             del ended[next(iter(ended))]
