@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from opentelemetry import trace
@@ -32,6 +33,7 @@ from rxagent import (
     tool,
 )
 from rxagent.errors import ConfigurationError
+from rxagent.events import BaseEvent
 from rxagent.telemetry import TRACING_PRIORITY, Tracing, instrument
 from rxagent.testing import FunctionModel, ScriptedModel, tool_call
 
@@ -43,8 +45,15 @@ def test_a_run_is_a_tree_of_agent_step_chat_and_tool_spans() -> None:
     result = agent.call_sync("sums?", session_id="s-1", principal=Principal(user_id="ann"))
     spans = exporter.get_finished_spans()
     assert sorted(s.name for s in spans) == sorted(
-        ["invoke_agent calc", "step 0", "step 1", "chat scripted", "chat scripted"]
-        + ["execute_tool add", "execute_tool add"]
+        [
+            "invoke_agent calc",
+            "step 0",
+            "step 1",
+            "chat scripted",
+            "chat scripted",
+            "execute_tool add",
+            "execute_tool add",
+        ]
     )
     run = one(spans, "invoke_agent calc")
     assert parent_of(spans, run) is None
@@ -76,7 +85,7 @@ def test_a_run_is_a_tree_of_agent_step_chat_and_tool_spans() -> None:
         assert span.attributes["gen_ai.tool.name"] == "add"
         assert span.kind is trace.SpanKind.INTERNAL
     chats = by_name(spans, "chat scripted")
-    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in chats) == (  # type: ignore[misc]
+    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in chats) == (
         result.usage.output_tokens
     )
     assert all(s.kind is trace.SpanKind.CLIENT for s in chats)
@@ -85,7 +94,7 @@ def test_a_run_is_a_tree_of_agent_step_chat_and_tool_spans() -> None:
     for span in spans:
         parent = parent_of(spans, span)
         if parent is not None:
-            assert parent.start_time <= span.start_time <= span.end_time <= parent.end_time  # type: ignore[operator]
+            assert parent.start_time <= span.start_time <= span.end_time <= parent.end_time
 
 
 def test_request_options_and_the_provider_of_an_http_model_are_attributes() -> None:
@@ -107,18 +116,25 @@ def test_request_options_and_the_provider_of_an_http_model_are_attributes() -> N
     assert chat.attributes["gen_ai.request.model"] == "scripted"
 
 
-def test_the_provider_name_follows_the_conventions(monkeypatch: pytest.MonkeyPatch) -> None:
+class GeminiLike:
+    """A model that says its provider, as the HTTP clients do."""
+
+    provider = "gemini"
+    name = "gemini-2.0-flash"
+    context_window: int | None = 1_000_000
+
+    def __init__(self) -> None:
+        self._inner = ScriptedModel(["ok"])
+
+    def stream(self, messages: Any, tools: Any, options: Any) -> Any:
+        return self._inner.stream(messages, tools, options)
+
+
+def test_the_provider_name_follows_the_conventions() -> None:
     provider, exporter = memory_provider()
-    model = ScriptedModel(["ok"])
-    gemini = type("GeminiLike", (), {"provider": "gemini", "name": "gemini-2.0-flash"})()
-
-    class Named(FunctionModel):
-        provider = "gemini"
-
-    agent = ReActAgent("g", "", Named(lambda *_: "ok", name="gemini-2.0-flash"))
+    agent = ReActAgent("g", "", GeminiLike())
     agent.hooks.add(Tracing(provider))
     agent.call_sync("hi")
-    del model, gemini
     chat = one(exporter.get_finished_spans(), "chat gemini-2.0-flash")
     assert chat.attributes is not None
     assert chat.attributes["gen_ai.provider.name"] == "gcp.gemini"
@@ -133,7 +149,8 @@ def test_a_failing_tool_marks_its_span_with_the_error_code() -> None:
     spans = exporter.get_finished_spans()
     span = one(spans, "execute_tool explode")
     assert span.status.status_code is StatusCode.ERROR
-    assert span.attributes is not None and span.attributes["error.type"] == "TOOL_ERROR"
+    assert span.attributes is not None
+    assert span.attributes["error.type"] == "TOOL_ERROR"
     assert one(spans, "invoke_agent a").status.status_code is StatusCode.UNSET
 
 
@@ -177,7 +194,8 @@ def test_errors_elsewhere_are_span_events() -> None:
     run = one(exporter.get_finished_spans(), "invoke_agent a")
     [event] = run.events
     assert event.name == "rxagent.error"
-    assert event.attributes is not None and event.attributes["rxagent.source"] == "hook:flaky"
+    assert event.attributes is not None
+    assert event.attributes["rxagent.source"] == "hook:flaky"
 
 
 def test_an_interrupted_run_ends_every_span() -> None:
@@ -205,7 +223,8 @@ def test_an_interrupted_run_ends_every_span() -> None:
     tool_span = one(spans, "execute_tool wait")
     assert tool_span.status.status_code is StatusCode.ERROR
     run = one(spans, "invoke_agent a")
-    assert run.attributes is not None and run.attributes["error.type"] == "INTERRUPTED"
+    assert run.attributes is not None
+    assert run.attributes["error.type"] == "INTERRUPTED"
     assert run.attributes["rxagent.stop_reason"] == "interrupted"
 
 
@@ -224,7 +243,8 @@ def test_a_run_disposed_of_without_post_call_still_ends_its_spans() -> None:
     asyncio.run(main())
     spans = exporter.get_finished_spans()
     run = one(spans, "invoke_agent a")
-    assert run.attributes is not None and run.attributes["error.type"] == "CANCELLED"
+    assert run.attributes is not None
+    assert run.attributes["error.type"] == "CANCELLED"
     assert one(spans, "chat scripted").status.status_code is StatusCode.ERROR
     assert "open_runs=0" in repr(tracing)
 
@@ -249,7 +269,7 @@ def test_a_nested_agent_is_a_child_of_the_tool_call_that_runs_it() -> None:
     spans = exporter.get_finished_spans()
     child = one(spans, "invoke_agent researcher")
     assert parent_of(spans, child) == one(spans, "execute_tool research")
-    assert one(spans, "invoke_agent lead").context.trace_id == child.context.trace_id  # type: ignore[union-attr]
+    assert one(spans, "invoke_agent lead").context.trace_id == child.context.trace_id
 
 
 def test_nested_events_forwarded_to_the_parent_go_under_its_open_tool_span() -> None:
@@ -260,14 +280,15 @@ def test_nested_events_forwarded_to_the_parent_go_under_its_open_tool_span() -> 
     common = {"session_id": "s", "timestamp": 1.0}
 
     async def main() -> None:
-        for event in [
+        events: list[BaseEvent] = [
             PreCallEvent(run_id="p", agent="lead", path=("lead",), seq=0, input=(), **common),
             *_tool_start("p", "lead", ("lead",)),
             PreCallEvent(run_id="c", agent="sub", path=("lead", "sub"), seq=0, input=(), **common),
             _post_call("c", "sub", ("lead", "sub")),
             _post_call("c", "sub", ("lead", "sub")),  # seen twice: traced once
             _post_call("p", "lead", ("lead",)),
-        ]:
+        ]
+        for event in events:
             await chain.dispatch(event)
 
     asyncio.run(main())
@@ -276,7 +297,7 @@ def test_nested_events_forwarded_to_the_parent_go_under_its_open_tool_span() -> 
     assert parent_of(spans, one(spans, "invoke_agent sub")) == one(spans, "execute_tool t")
 
 
-def _tool_start(run_id: str, agent: str, path: tuple[str, ...]) -> list[object]:
+def _tool_start(run_id: str, agent: str, path: tuple[str, ...]) -> list[BaseEvent]:
     from rxagent import PreActingEvent, ToolUseBlock
 
     call = ToolUseBlock(id="c1", name="t")
@@ -296,8 +317,8 @@ def test_instrument_traces_every_agent_until_uninstrumented() -> None:
     provider, exporter = memory_provider()
     before = ReActAgent("before", "", ScriptedModel(["one", "two"]))
     handle = instrument(provider)
+    states = [handle.active]
     try:
-        assert handle.active
         after = ReActAgent("after", "", ScriptedModel(["one"]))
         before.call_sync("hi")
         after.call_sync("hi")
@@ -306,7 +327,8 @@ def test_instrument_traces_every_agent_until_uninstrumented() -> None:
     finally:
         handle.uninstrument()
     handle.uninstrument()  # twice is harmless
-    assert not handle.active
+    states.append(handle.active)
+    assert states == [True, False]
     before.call_sync("again")
     names = [s.name for s in exporter.get_finished_spans() if s.name.startswith("invoke_agent")]
     assert sorted(names) == ["invoke_agent after", "invoke_agent before"]
@@ -336,7 +358,7 @@ def test_the_run_continues_the_callers_span() -> None:
 
 
 def test_a_span_for_a_tool_is_current_while_the_tool_runs() -> None:
-    provider, exporter = memory_provider()
+    provider, _exporter = memory_provider()
     seen: list[str] = []
 
     @tool
@@ -386,7 +408,7 @@ def test_without_the_api_tracing_says_what_to_install(monkeypatch: pytest.Monkey
     with pytest.raises(ConfigurationError, match=r"rxagent.telemetry.Tracing needs"):
         telemetry.Tracing  # noqa: B018
     with pytest.raises(AttributeError):
-        telemetry.nothing  # type: ignore[attr-defined]  # noqa: B018
+        telemetry.nothing  # noqa: B018
 
 
 def test_rxagent_imports_and_runs_without_the_api() -> None:
