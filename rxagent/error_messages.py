@@ -159,10 +159,9 @@ class ErrorMessages:
             ```python
             from rxagent import ErrorCode, ErrorInfo, ErrorMessages
 
-            messages = ErrorMessages.of(lambda error, ctx: f"Oops ({error.code})")
-            assert messages.text(ErrorInfo(code=ErrorCode.UNKNOWN, message="x")) == (
-                "Oops (UNKNOWN)"
-            )
+            messages = ErrorMessages.of({"UNKNOWN": "Oops ({code})"})
+            assert messages.text(ErrorInfo(code=ErrorCode.UNKNOWN, message="x")) == "Oops (UNKNOWN)"
+            assert ErrorMessages.of(None).template(ErrorCode.UNKNOWN).startswith("Something")
             ```
         """
         if value is None:
@@ -183,7 +182,11 @@ class ErrorMessages:
         return self._texts[code]
 
     def text(self, error: ErrorInfo, ctx: RunContext | None = None) -> str:
-        """The text a user reads for `error` in the run `ctx` (the resolver needs `ctx`)."""
+        """The text a user reads for `error` in the run `ctx`.
+
+        The resolver is asked only with a `ctx` (the engine always gives one); without it, the
+        mapping and the defaults answer.
+        """
         if self._resolve is not None and ctx is not None:
             try:
                 chosen: object = self._resolve(error, ctx)  # user code: may return anything

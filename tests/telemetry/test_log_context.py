@@ -202,7 +202,9 @@ def test_json_formatter_writes_extras_exceptions_and_stacks() -> None:
 def test_redacting_filter_installs_on_every_rxagent_logger() -> None:
     logging.getLogger("rxagent.some_new_module")
     redaction = RedactingFilter(keys=[KEY]).install()
+    redaction.install()  # twice: attached once
     try:
+        assert logging.getLogger("rxagent.agent").filters.count(redaction) == 1
         for name in (*REDACTED_LOGGERS, "rxagent.some_new_module"):
             assert redaction in logging.getLogger(name).filters
         record = logging.LogRecord("rxagent", logging.INFO, __file__, 1, KEY, (), None)
@@ -228,3 +230,15 @@ def test_credentials_in_the_environment_are_cut(monkeypatch: pytest.MonkeyPatch)
         finally:
             logging.getLogger("rxagent.test_env").removeHandler(handler)
         assert lines(out)[0]["message"] == expected
+
+
+def test_redacting_filter_cuts_a_live_exception() -> None:
+    try:
+        raise PermissionError(f"denied for {KEY}")
+    except PermissionError:
+        exc_info = sys.exc_info()
+    record = logging.LogRecord("rxagent", logging.ERROR, __file__, 1, "failed", (), exc_info)
+    assert RedactingFilter(keys=[KEY]).filter(record)
+    assert record.exc_info is None
+    assert record.exc_text is not None
+    assert "PermissionError: denied for [redacted]" in record.exc_text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from opentelemetry import trace
@@ -62,6 +64,12 @@ def test_remote_parent_is_a_no_op_without_a_traceparent() -> None:
         assert trace.get_current_span().get_span_context().is_remote
     assert trace.get_current_span() is before
     assert TRACE_HEADERS[0] == "traceparent"
+
+
+def test_remote_parent_without_the_api_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    with remote_parent({"traceparent": TRACEPARENT}) as found:
+        assert not found
 
 
 def test_a_span_of_the_app_and_the_run_share_the_trace() -> None:
