@@ -161,8 +161,16 @@ class Tracing:
 
     # -- the hook --------------------------------------------------------------------------------
 
-    def on_event(self, event: BaseEvent) -> None:
+    async def on_event(self, event: BaseEvent) -> None:
         """Open, annotate or end the spans `event` stands for (never changes the event)."""
+        self.observe(event)
+
+    def observe(self, event: BaseEvent) -> None:
+        """Trace one event, synchronously: what the hook does, for events fed by hand.
+
+        Feeding a recorded run's events (`EventRecorder`, a saved SSE stream) in order traces
+        it after the fact. It never raises: a failure is logged, and the run goes on.
+        """
         try:
             self._observe(event)
         except Exception:  # tracing must never disturb a run

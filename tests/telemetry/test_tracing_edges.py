@@ -29,7 +29,7 @@ from rxagent.models.openai import OpenAIChatModel
 from rxagent.models.retry import RetryPolicy
 from rxagent.telemetry import Tracing, remote_parent
 from rxagent.telemetry import _tracing as tracing_module
-from rxagent.testing import ScriptedModel, tool_call
+from rxagent.testing import ScriptedModel, Turn, tool_call
 from rxagent.testing.providers import FakeOpenAIServer, Fault
 
 CALL = ToolUseBlock(id="c1", name="lookup")
@@ -56,7 +56,7 @@ def test_events_without_their_opening_event_still_end_well() -> None:
         PostReasoningEvent(run_id="r0", agent="a", seq=4, step=1, response=response),
         _done("r0"),
     ]:
-        tracing.on_event(event)
+        tracing.observe(event)
     spans = exporter.get_finished_spans()
     assert sorted(s.name for s in spans) == ["chat m", "invoke_agent a", "step 0", "step 1"]
     chat = one(spans, "chat m")
@@ -96,7 +96,7 @@ def test_a_tool_error_goes_to_the_first_open_call_of_that_tool() -> None:
         PostActingEvent(run_id="r1", agent="a", seq=6, tool_call=CALL, result=fine),
         _done("r1"),
     ]:
-        tracing.on_event(event)
+        tracing.observe(event)
     spans = exporter.get_finished_spans()
     first, late = sorted(by_name(spans, "execute_tool lookup"), key=lambda s: s.end_time or 0)
     assert first.attributes is not None
@@ -110,13 +110,13 @@ def test_a_nested_run_without_its_parent_starts_in_the_current_context() -> None
     provider, exporter = memory_provider()
     tracing = Tracing(provider)
     header = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
-    tracing.on_event(PreCallEvent(run_id="p2", agent="lead", path=("lead",), seq=0, input=()))
+    tracing.observe(PreCallEvent(run_id="p2", agent="lead", path=("lead",), seq=0, input=()))
     with remote_parent(header):
-        tracing.on_event(
+        tracing.observe(
             PreCallEvent(run_id="c2", agent="sub", path=("boss", "sub"), seq=0, input=())
         )
-    tracing.on_event(_done("c2", "sub"))
-    tracing.on_event(_done("p2", "lead"))
+    tracing.observe(_done("c2", "sub"))
+    tracing.observe(_done("p2", "lead"))
     spans = exporter.get_finished_spans()
     sub = one(spans, "invoke_agent sub")
     assert sub.parent is not None
@@ -134,7 +134,7 @@ def test_a_nested_run_seen_between_steps_goes_under_the_step() -> None:
         _done("c3", "sub"),
         _done("p3", "lead"),
     ]:
-        tracing.on_event(event)
+        tracing.observe(event)
     spans = exporter.get_finished_spans()
     assert parent_of(spans, one(spans, "invoke_agent sub")) == one(spans, "step 0")
 
@@ -172,7 +172,7 @@ def test_a_broken_stream_restarts_the_chat_span() -> None:
 
 def test_a_cut_tool_call_is_an_event_of_the_step() -> None:
     provider, exporter = memory_provider()
-    model_turns = [[tool_call("add", a=1, b=2), tool_call("add", a=2, b=3)], "ok"]
+    model_turns: list[Turn] = [[tool_call("add", a=1, b=2), tool_call("add", a=2, b=3)], "ok"]
     agent = ReActAgent(
         "a",
         "",
@@ -195,8 +195,8 @@ def test_ended_runs_are_remembered_up_to_a_bound(monkeypatch: pytest.MonkeyPatch
     provider, exporter = memory_provider()
     tracing = Tracing(provider)
     for run_id in ("r1", "r2", "r3"):
-        tracing.on_event(PreCallEvent(run_id=run_id, agent="a", seq=0, input=()))
-        tracing.on_event(_done(run_id))
+        tracing.observe(PreCallEvent(run_id=run_id, agent="a", seq=0, input=()))
+        tracing.observe(_done(run_id))
     assert list(tracing_module._ENDED) == ["r2", "r3"]
     assert len(exporter.get_finished_spans()) == 3
 
