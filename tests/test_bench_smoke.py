@@ -83,3 +83,12 @@ def test_guards_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert results["attack"]["flagged"]
     assert not results["benign prose"]["flagged"]
     assert "the 1,000 µs goal" in capsys.readouterr().out
+
+
+def test_tracing_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    module = load_bench("tracing")
+    out = tmp_path / "results.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    assert "API only" in capsys.readouterr().out
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"untraced", "API only", "SDK"}
