@@ -31,7 +31,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from rxagent import ReActAgent, tool
 from rxagent.telemetry import Tracing
-from rxagent.testing import ScriptedModel, tool_call
+from rxagent.testing import ScriptedModel, Turn, tool_call
 
 SPANS_PER_RUN = 11
 
@@ -54,7 +54,7 @@ class Drop(SpanProcessor):
         del span
 
 
-def script() -> list[object]:
+def script() -> list[Turn]:
     return [
         [tool_call("add", a=1, b=2), tool_call("add", a=3, b=4)],
         [tool_call("add", a=5, b=6), tool_call("add", a=7, b=8)],
@@ -70,7 +70,7 @@ def agent_for(variant: str, runs: int) -> ReActAgent:
         provider = TracerProvider()
         provider.add_span_processor(Drop())
         hooks.append(Tracing(provider))
-    model = ScriptedModel(script() * runs)  # type: ignore[arg-type]
+    model = ScriptedModel(script() * runs)
     return ReActAgent("bench", "", model, tools=[add], hooks=hooks)
 
 
