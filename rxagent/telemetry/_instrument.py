@@ -22,6 +22,17 @@ class Instrumentation:
     """What `instrument()` returns: the process-wide `Tracing` hook, and how to remove it.
 
     Also a context manager: `with instrument(provider): ...` traces inside the block only.
+
+    Example:
+        ```python
+        from rxagent import HookChain, PostCallEvent
+        from rxagent.telemetry import instrument
+
+        handle = instrument()  # the global tracer provider
+        assert handle.active and handle.tracing in HookChain().for_event(PostCallEvent)
+        handle.uninstrument()
+        assert not handle.active and HookChain().for_event(PostCallEvent) == ()
+        ```
     """
 
     def __init__(self, tracing: Tracing, registered: Hook) -> None:

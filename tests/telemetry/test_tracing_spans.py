@@ -29,6 +29,7 @@ from rxagent import (
     PreCallEvent,
     Principal,
     ReActAgent,
+    Reject,
     hook,
     tool,
 )
@@ -430,3 +431,18 @@ def test_rxagent_imports_and_runs_without_the_api() -> None:
     )
     assert done.stdout.splitlines()[0] == "fine"
     assert 'pip install "rxagent[otel]"' in done.stdout
+
+
+def test_a_run_refused_at_pre_call_is_still_one_failed_span() -> None:
+    provider, exporter = memory_provider()
+
+    @hook(PreCallEvent, name="gate")
+    def gate(event: PreCallEvent) -> None:
+        raise Reject("closed")
+
+    agent = ReActAgent("a", "", ScriptedModel(["x"]), hooks=[gate, Tracing(provider)])
+    assert agent.call_sync("hi").error is not None
+    [run] = exporter.get_finished_spans()  # started by the ErrorEvent: the hook ran first
+    assert run.name == "invoke_agent a"
+    assert run.attributes is not None
+    assert run.attributes["error.type"] == "HOOK_REJECTED"
