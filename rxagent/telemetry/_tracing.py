@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -68,6 +69,9 @@ _ENDED: Final[dict[str, None]] = {}
 
 _ENDED_KEPT: Final = 4096
 """How many ended run ids are remembered."""
+
+_LOCK: Final = threading.Lock()
+"""Guards `_CLAIMS` and `_ENDED` where a change reads them first."""
 
 
 @dataclass(slots=True)
@@ -307,12 +311,13 @@ class Tracing:
 
     def _forget(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
-        ended = _ENDED
-        ended[run_id] = None
-        if len(ended) > _ENDED_KEPT:
-            del ended[next(iter(ended))]
-        if _CLAIMS.get(run_id) is self:
-            del _CLAIMS[run_id]
+        with _LOCK:  # agents on other threads' loops (call_sync in Jupyter) end runs too
+            ended = _ENDED
+            ended[run_id] = None
+            if len(ended) > _ENDED_KEPT:
+                del ended[next(iter(ended))]
+            if _CLAIMS.get(run_id) is self:
+                del _CLAIMS[run_id]
 
     def _close_open(self, spans: _RunSpans, end: int | None, why: str) -> None:
         """End the run's open tool, chat and step spans (as unfinished where they were open)."""
