@@ -13,8 +13,11 @@ are timed in three variants, interleaved round by round:
 - **SDK**: `Tracing(provider)` with the SDK's `TracerProvider` and a span processor that drops
   each ended span (what recording spans costs, without an exporter's I/O).
 
-The figure is the median wall time of one run (`time.perf_counter`, garbage collection on), and
-the overhead per run and per span is the difference from the untraced median.
+The figure is the median, over rounds, of the CPU time of one run (`time.process_time` over a
+batch of runs, divided by the batch: CPU time, because the event loop does all the work on one
+thread and CPU time is far less disturbed than wall time by other processes on the machine;
+garbage collection on). The overhead per run and per span is the difference from the untraced
+median.
 """
 
 from __future__ import annotations
@@ -74,16 +77,14 @@ def agent_for(variant: str, runs: int) -> ReActAgent:
     return ReActAgent("bench", "", model, tools=[add], hooks=hooks)
 
 
-async def time_runs(agent: ReActAgent, runs: int) -> list[float]:
-    """Wall time of each of `runs` runs, in microseconds (each on a new session)."""
-    times = []
+async def time_runs(agent: ReActAgent, runs: int) -> float:
+    """CPU time of one run in microseconds, over a batch of `runs` (each on a new session)."""
+    start = time.process_time()
     for i in range(runs):
-        start = time.perf_counter()
         result = await agent.call("sums?", session_id=f"s{i}")
-        times.append((time.perf_counter() - start) * 1e6)
         assert result.ok, result.error
         assert result.steps == 3
-    return times
+    return (time.process_time() - start) * 1e6 / runs
 
 
 async def measure(rounds: int, runs: int) -> dict[str, float]:
@@ -92,7 +93,7 @@ async def measure(rounds: int, runs: int) -> dict[str, float]:
     for _ in range(rounds):
         for variant in variants:  # interleaved: drift hits every variant alike
             agent = agent_for(variant, runs)
-            samples[variant].extend(await time_runs(agent, runs))
+            samples[variant].append(await time_runs(agent, runs))
     return {v: statistics.median(samples[v]) for v in variants}
 
 
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
-    rounds, runs = (2, 5) if args.quick else (7, 60)
+    rounds, runs = (2, 5) if args.quick else (15, 100)
     medians = asyncio.run(measure(rounds, runs))
     base = medians["untraced"]
     print(f"{'variant':<10} {'µs/run':>9} {'overhead µs/run':>16} {'µs/span':>8}")
