@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval, park
 from rxagent.agent._guarding import screen_tool_call, screen_tool_result, watching
+from rxagent.agent._intercepting import execute_intercepted
 from rxagent.context import _CURRENT_CALL
 from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, PostActingEvent, PreActingEvent
@@ -86,6 +87,8 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
         await park(run, (*calls, *cut), results, held, stop)
         return
     remember(run, (*calls, *cut), results)
+    if run.tool_failure is not None and await run.fail_for_tools():
+        return  # an interceptor refused a call (a usage limit): the run ends, memory paired
     if run.interrupt.requested:
         await run.interrupted("after_tool")
     elif stop:
@@ -143,10 +146,11 @@ async def post_acting(
     run: Run, call: ToolUseBlock, outcome: ToolOutcome | ToolResultBlock, results: Results
 ) -> bool:
     """Emit the tool's ErrorEvent if any, then PostActing; record the result; return `stop`."""
+    by: tuple[str, ...] = ()
     if isinstance(outcome, ToolResultBlock):
         result, duration = outcome, 0.0
     else:
-        result, duration = outcome.result, outcome.duration_ms
+        result, duration, by = outcome.result, outcome.duration_ms, outcome.modified_by
         if outcome.ran:
             run.ctx.tools_used.append(call.name)
         if outcome.group_change is not None:  # the model switched tool groups: the session keeps it
@@ -170,7 +174,12 @@ async def post_acting(
     results[call.id] = result
     post = await run.events.publish(
         run.events.make(
-            PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration
+            PostActingEvent,
+            tool_call=call,
+            result=result,
+            stop=False,
+            duration_ms=duration,
+            modified_by=by,
         )
     )
     results[call.id] = post.result
@@ -180,6 +189,8 @@ async def post_acting(
 async def _execute(run: Run, call: ToolUseBlock, offered: Collection[str] | None) -> ToolOutcome:
     _CURRENT_CALL.set(call)  # this task runs in its own copy of the context
     try:
+        if run.tool_layers:
+            return await execute_intercepted(run, call, offered)
         return await run.agent.toolkit.execute(
             call,
             inject=run.inject,
@@ -229,13 +240,16 @@ async def run_inline(
     token = _CURRENT_CALL.set(call)
     outcome: ToolOutcome | ToolResultBlock
     try:
-        outcome = await run.agent.toolkit.execute(
-            call,
-            inject=run.inject,
-            timeout=run.agent.tool_timeout,
-            active_groups=run.state.active_groups,
-            offered=offered,
-        )
+        if run.tool_layers:
+            outcome = await execute_intercepted(run, call, offered)
+        else:
+            outcome = await run.agent.toolkit.execute(
+                call,
+                inject=run.inject,
+                timeout=run.agent.tool_timeout,
+                active_groups=run.state.active_groups,
+                offered=offered,
+            )
     except asyncio.CancelledError:
         if not run.absorb_interrupt_cancel():
             raise

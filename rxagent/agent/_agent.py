@@ -12,6 +12,8 @@ from rxagent.agent._checks import (
     check_agent_arguments,
     check_context_window,
     check_guards,
+    check_interceptors,
+    check_prices,
     stop_conditions,
 )
 from rxagent.agent._consume import bounded_events, final_result
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from rxagent.context import Principal
     from rxagent.events import BaseEvent
     from rxagent.guards import Guard, GuardPipeline
+    from rxagent.interceptors import InterceptorChain, Prices
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
 
@@ -87,6 +90,12 @@ class ReActAgent(AgentSessions):
         guards: Guard stages (`rxagent.guards`), or a `GuardPipeline`: checks on the input
             (right after PreCall), on tool calls and results, and on the final reply. A
             rejected input ends the run with `GUARD_REJECTED` before memory or the model.
+        interceptors: Wrappers around every model and tool call (`rxagent.interceptors`:
+            `@around_model_call`, `@around_tool_call`, `FallbackModels`, `ResponseCache`,
+            `CircuitBreaker`, `UsageLimits`); lower priority runs outermost. A call's own
+            `interceptors=` come after these.
+        prices: The price table behind `Usage.cost` (`rxagent.interceptors.Prices`); the table
+            shipped with rxagent by default.
 
     Example:
         ```python
@@ -136,6 +145,8 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy = "auto",
         max_output_retries: int = 2,
         guards: GuardPipeline | Iterable[Guard] | None = None,
+        interceptors: Iterable[object] = (),
+        prices: Prices | None = None,
     ) -> None:
         check_agent_arguments(
             name=name,
@@ -154,7 +165,8 @@ class ReActAgent(AgentSessions):
         self.model = resolve_model(model)
         self._models_by_name: dict[str, ChatModel] = {}  # per-call "provider:model" strings
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
-        self.hooks = HookChain(hooks)
+        self.hooks = HookChain(hooks, interceptors=check_interceptors(interceptors))
+        self.prices = check_prices(prices)
         self.stop_when = stop_conditions(stop_when, max_iters)
         self.max_iters = max_iters
         self.max_tool_calls = max_tool_calls
@@ -174,6 +186,11 @@ class ReActAgent(AgentSessions):
         self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
         check_context_window(self)
 
+    @property
+    def interceptors(self) -> InterceptorChain:
+        """The agent's interceptors (`agent.hooks.interceptors`); `add()` registers one."""
+        return self.hooks.interceptors
+
     def __repr__(self) -> str:
         return f"<ReActAgent {self.name!r} model={self.model.name!r} tools={len(self.toolkit)}>"
 
@@ -191,6 +208,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
     ) -> Observable[BaseEvent]:
         """Return the run as a cold Observable: each subscription is one run.
 
@@ -228,6 +246,7 @@ class ReActAgent(AgentSessions):
             output_strategy,
             queue,
             principal=principal,
+            interceptors=interceptors,
         )
         return run_observable(lambda: new_run(self, args, None))
 
@@ -243,6 +262,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
         buffer: int = _DEFAULT_EVENT_BUFFER,
     ) -> AsyncIterator[BaseEvent]:
         """Return the run as an async iterator of events, read from a bounded buffer.
@@ -282,6 +302,7 @@ class ReActAgent(AgentSessions):
             output_strategy,
             queue,
             principal=principal,
+            interceptors=interceptors,
         )
         return bounded_events(
             lambda gate: run_observable(lambda: new_run(self, args, gate)), buffer
@@ -299,6 +320,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
     ) -> AgentResult[Any]:
         """Run to the end and return the `AgentResult` (failures are in `result.error`).
 
@@ -316,6 +338,7 @@ class ReActAgent(AgentSessions):
             output_strategy,
             queue,
             principal=principal,
+            interceptors=interceptors,
         )
         return await final_result(run_observable(lambda: new_run(self, args, None)))
 

@@ -122,6 +122,8 @@ async def _resume(run: Run) -> None:
         await _park_again(run, results, changed, stop)
     else:
         _close(run, results)
+        if run.tool_failure is not None and await run.fail_for_tools():
+            return  # an interceptor refused a call (a usage limit): the run ends, memory paired
         if run.interrupt.requested:
             await run.interrupted("after_tool")
         elif stop:
