@@ -114,7 +114,7 @@ class InterceptorChain:
         from rxagent.interceptors import InterceptorChain, UsageLimits, around_tool_call
 
 
-        @around_tool_call(priority=5)
+        @around_tool_call(priority=-10)
         async def audit(call, call_next):
             return await call_next(call)
 
@@ -209,7 +209,13 @@ class _Next:
             )
         if call is not self._received and call != self._received:
             onion.mark(self._name)
-        response = await onion.run_layer(self._at, call)
+        try:
+            response = await onion.run_layer(self._at, call)
+        except InterceptorContractError as exc:
+            if not exc.interceptor:  # raised by the innermost call: this layer called it
+                exc.interceptor = self._name
+                exc.args = (f"interceptor {self._name!r}: {exc}",)
+            raise
         self.given.append(response)
         return response
 
