@@ -123,7 +123,7 @@ class ServerMetrics:
         self.api_errors.labels(code=code, status=str(status)).inc()
 
     def finished(self, agent: str, result: AgentResult[Any] | None, seconds: float) -> None:
-        """Count a finished run: its outcome, latency, tokens and cost (`result=None`: cancelled)."""
+        """Count a finished run: outcome, latency, tokens and cost (`result=None`: cancelled)."""
         self.runs.labels(agent=agent, outcome=outcome_of(result)).inc()
         self.run_seconds.labels(agent=agent).observe(seconds)
         if result is not None:

@@ -61,7 +61,8 @@ def test_explain_lists_each_kind_and_the_agents_hooks_explain_them():
     ]
     assert [i.name for i in agent.hooks.explain(ToolCall)] == ["usage_limits", "audit"]
     assert str(agent.interceptors.explain("tool")[1]) == "1. audit (priority 5, around tool call)"
-    assert agent.interceptors is agent.hooks.interceptors and len(agent.interceptors) == 3
+    assert agent.interceptors is agent.hooks.interceptors
+    assert len(agent.interceptors) == 3
     assert [i.name for i in agent.interceptors] == ["usage_limits", "audit", "fallback_models"]
     agent.interceptors.remove(audit)
     assert agent.hooks.explain(ToolCall)[0].name == "usage_limits"
@@ -72,8 +73,11 @@ def test_explain_lists_each_kind_and_the_agents_hooks_explain_them():
 
 def test_the_function_stays_callable_and_has_a_repr():
     made = around_model_call(passthrough)
-    assert made.name == "passthrough" and made.priority == 100 and made.kind == "model"
-    assert made.around_tool_call is None and "model interceptor" in repr(made)
+    assert made.name == "passthrough"
+    assert made.priority == 100
+    assert made.kind == "model"
+    assert made.around_tool_call is None
+    assert "model interceptor" in repr(made)
 
 
 async def test_calling_the_interceptor_calls_the_function():

@@ -107,7 +107,8 @@ async def test_an_interceptor_that_retries_before_the_first_delta():
     agent = ReActAgent("a", "", FunctionModel(flaky), interceptors=[retry])
     events = await run_events(agent)
     result = post_call(events).result
-    assert result.text == "second time lucky" and attempts["n"] == 2
+    assert result.text == "second time lucky"
+    assert attempts["n"] == 2
     assert result.usage.requests == 1  # the failed attempt produced no response
     post = next(e for e in events if isinstance(e, PostReasoningEvent))
     assert post.modified_by == ()
@@ -122,7 +123,8 @@ async def test_call_next_after_the_first_delta_fails_the_run_with_a_typed_error(
     agent = ReActAgent("a", "", ScriptedModel(["one", "two"]), interceptors=[greedy])
     events = await run_events(agent)
     error = next(e for e in events if isinstance(e, ErrorEvent))
-    assert error.code is ErrorCode.UNKNOWN and error.source == "interceptor:greedy"
+    assert error.code is ErrorCode.UNKNOWN
+    assert error.source == "interceptor:greedy"
     assert "after the first delta" in error.message
     assert not post_call(events).result.ok
 
@@ -145,7 +147,8 @@ async def test_a_synthesized_response_is_replayed_as_chunks():
     assert [c.index for c in chunks] == [0, 1]
     assert chunks[1].delta.text == "canned answer"  # type: ignore[union-attr]
     post = next(e for e in events if isinstance(e, PostReasoningEvent))
-    assert post.modified_by == ("canned",) and post.usage == Usage()
+    assert post.modified_by == ("canned",)
+    assert post.usage == Usage()
     assert post_call(events).result.text == "canned answer"
 
 
@@ -166,7 +169,8 @@ async def test_a_synthesized_tool_call_gets_this_sessions_ids_and_runs():
     agent = ReActAgent("a", "", ScriptedModel(["4"]), tools=[add], interceptors=[first_from_cache])
     events = await run_events(agent)
     acted = next(e for e in events if isinstance(e, PostActingEvent))
-    assert acted.tool_call.id == "call_1" and acted.result.text == "4"
+    assert acted.tool_call.id == "call_1"
+    assert acted.result.text == "4"
 
 
 async def test_a_response_changed_after_streaming_is_named_in_modified_by():
@@ -191,7 +195,8 @@ async def test_a_response_changed_after_streaming_is_named_in_modified_by():
     events = await run_events(agent)
     post = next(e for e in events if isinstance(e, PostReasoningEvent))
     assert post.modified_by == ("rewrite_request", "shout")
-    assert post.response.text == "QUIET" and seen[0][-1].text == "be loud"
+    assert post.response.text == "QUIET"
+    assert seen[0][-1].text == "be loud"
     chunks = "".join(e.delta.text for e in events if isinstance(e, ReasoningChunkEvent))  # type: ignore[union-attr]
     assert chunks == "quiet"  # the chunks are what the model streamed
 
@@ -204,7 +209,8 @@ async def test_a_failing_interceptor_fails_the_run_naming_it():
     agent = ReActAgent("a", "", ScriptedModel(["x"]), interceptors=[broken])
     events = await run_events(agent)
     error = next(e for e in events if isinstance(e, ErrorEvent))
-    assert error.source == "interceptor:broken" and error.code is ErrorCode.UNKNOWN
+    assert error.source == "interceptor:broken"
+    assert error.code is ErrorCode.UNKNOWN
     assert "RuntimeError: oops" in error.message
 
 
@@ -215,7 +221,8 @@ async def test_an_interceptor_returning_the_wrong_type_fails_the_run():
 
     agent = ReActAgent("a", "", ScriptedModel(["x"]), interceptors=[wrong])
     result = post_call(await run_events(agent)).result
-    assert result.error is not None and result.error.source == "interceptor:wrong"
+    assert result.error is not None
+    assert result.error.source == "interceptor:wrong"
     assert "return a ModelResponse" in result.error.message
 
 
@@ -226,7 +233,8 @@ async def test_passing_the_wrong_call_type_to_call_next_fails_the_run():
 
     agent = ReActAgent("a", "", ScriptedModel(["x"]), interceptors=[confused])
     result = post_call(await run_events(agent)).result
-    assert result.error is not None and "pass a ModelCall" in result.error.message
+    assert result.error is not None
+    assert "pass a ModelCall" in result.error.message
 
 
 async def test_a_model_failure_passes_through_interceptors_unchanged():
@@ -235,7 +243,8 @@ async def test_a_model_failure_passes_through_interceptors_unchanged():
 
     agent = ReActAgent("a", "", FunctionModel(down), interceptors=[recorder([], "r", 1)])
     result = post_call(await run_events(agent)).result
-    assert result.error is not None and result.error.code is ErrorCode.PROVIDER_ERROR
+    assert result.error is not None
+    assert result.error.code is ErrorCode.PROVIDER_ERROR
     assert "ValueError: no model" in result.error.message
 
 
@@ -260,7 +269,8 @@ async def test_a_broken_stream_after_chunks_restarts_the_step_through_intercepto
     agent = ReActAgent("a", "", model, interceptors=[cut])
     events = await run_events(agent)
     restarts = [e for e in events if isinstance(e, ErrorEvent) and e.recoverable]
-    assert len(restarts) == 1 and post_call(events).result.text == "full answer"
+    assert len(restarts) == 1
+    assert post_call(events).result.text == "full answer"
 
 
 async def test_tool_interceptors_change_arguments_and_results_and_are_named():
@@ -311,10 +321,12 @@ async def test_tool_interceptor_contract_errors_end_the_run_paired():
         agent = ReActAgent("a", "", model, tools=[add], interceptors=[bad])
         events = await run_events(agent)
         result = post_call(events).result
-        assert result.error is not None and words in result.error.message
+        assert result.error is not None
+        assert words in result.error.message
         assert result.error.code is ErrorCode.UNKNOWN
         memory = (await agent.state_dict())["memory"]
-        assert memory[-1]["role"] == "tool" and memory[-1]["content"][0]["is_error"]
+        assert memory[-1]["role"] == "tool"
+        assert memory[-1]["content"][0]["is_error"]
 
 
 async def test_a_tool_interceptor_that_raises_ends_the_run_after_the_batch():
@@ -325,7 +337,8 @@ async def test_a_tool_interceptor_that_raises_ends_the_run_after_the_batch():
     model = ScriptedModel([tool_call("add", a=1, b=2), "done"])
     agent = ReActAgent("a", "", model, tools=[add], interceptors=[crash])
     result = post_call(await run_events(agent)).result
-    assert result.error is not None and result.error.source == "interceptor:crash"
+    assert result.error is not None
+    assert result.error.source == "interceptor:crash"
 
 
 async def test_changed_arguments_of_an_approval_gated_tool_need_approval_again():
@@ -338,11 +351,14 @@ async def test_changed_arguments_of_an_approval_gated_tool_need_approval_again()
     parked = await agent.call("pay")
     assert parked.pending_approvals
     resumed = await agent.approve(parked.pending_approvals[0])
-    assert resumed is not None and resumed.ok
+    assert resumed is not None
+    assert resumed.ok
     memory = (await agent.state_dict())["memory"]
     result = next(m for m in memory if m["role"] == "tool")["content"][0]
-    assert result["is_error"] and "needs approval again" in result["output"]
-    assert "inflate" in result["output"] and "moved" not in result["output"]
+    assert result["is_error"]
+    assert "needs approval again" in result["output"]
+    assert "inflate" in result["output"]
+    assert "moved" not in result["output"]
 
 
 async def test_unchanged_arguments_of_an_approved_call_run():
@@ -354,4 +370,5 @@ async def test_unchanged_arguments_of_an_approved_call_run():
     agent = ReActAgent("a", "", model, tools=[transfer], interceptors=[watch])
     parked = await agent.call("pay")
     resumed = await agent.approve(parked.pending_approvals[0])
-    assert resumed is not None and resumed.tools_used == ("transfer",)
+    assert resumed is not None
+    assert resumed.tools_used == ("transfer",)
