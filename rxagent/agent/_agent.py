@@ -367,8 +367,9 @@ class ReActAgent(AgentSessions):
         """Close the models' connection pools on the running loop, the toolsets and the guards.
 
         That is the agent's model and the models it resolved from per-call `model="..."`
-        strings, every toolset (an MCP server's connection, say) the runs opened, and the guard
-        stages' connections (a Redis rate limit's). The agent
+        strings, every toolset (an MCP server's connection, say) the runs opened, the guard
+        stages' connections (a Redis rate limit's) and the interceptors' (a cache's store, a
+        fallback's models). The agent
         stays usable: a later run opens new connections. `async with agent:` closes them at the
         end of the block. Everything is closed even when one of them fails to; then the first
         failure is raised.
@@ -381,6 +382,14 @@ class ReActAgent(AgentSessions):
                     await aclose()
                 except Exception as exc:  # one failing pool must not leave the others open
                     logger.warning("closing model %r failed", model, exc_info=exc)
+                    first = first or exc
+        for interceptor in self.interceptors:  # a cache's store, a fallback's models
+            aclose = getattr(interceptor, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except Exception as exc:
+                    logger.warning("closing interceptor %r failed", interceptor, exc_info=exc)
                     first = first or exc
         try:
             await self.toolkit.aclose()  # toolsets (MCP servers) close; a later run reopens them

@@ -145,11 +145,16 @@ class _ModelStep:
                 await publish_partial(run, self.output.feed(delta), position)
 
     async def replay(self, message: Msg) -> Msg:
-        """Publish a response that no model streamed in this step; return it as this run's."""
+        """Publish a response that no model streamed in this step; return it as this run's.
+
+        It keeps its tool-call ids (so a cached answer asks the same next request), except an
+        id the session already used, which is replaced.
+        """
         builder = ResponseBuilder()
         blocks = []
+        used = {c.id for m in self.run.memory for c in m.tool_calls} if message.tool_calls else ()
         for index, block in enumerate(message.blocks):
-            if isinstance(block, ToolUseBlock):  # this session's ids: never one it has used
+            if isinstance(block, ToolUseBlock) and block.id in used:  # never an id used here
                 block = block.model_copy(update={"id": self.run.next_call_id()})
             blocks.append(block)
             for delta in _deltas(block, index):

@@ -132,6 +132,13 @@ class FallbackModels:
         self.priority = priority
         self.name = name
 
+    async def aclose(self) -> None:
+        """Close the backups' connection pools (`agent.aclose()` calls this)."""
+        for model in self.models:
+            aclose = getattr(model, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
     def falls_back_on(self, exc: BaseException) -> bool:
         """Whether `exc` moves the request to the next model."""
         return bool(self._on(exc))

@@ -160,16 +160,20 @@ async def test_a_synthesized_tool_call_gets_this_sessions_ids_and_runs():
     state = {"n": 0}
 
     @around_model_call
-    async def first_from_cache(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def from_cache(call: ModelCall, call_next: Any) -> ModelResponse:
         state["n"] += 1
-        if state["n"] == 1:
+        if state["n"] in (1, 3):
             return ModelResponse(message=cached)
         return await call_next(call)
 
-    agent = ReActAgent("a", "", ScriptedModel(["4"]), tools=[add], interceptors=[first_from_cache])
+    model = ScriptedModel(["4", "4 again"])
+    agent = ReActAgent("a", "", model, tools=[add], interceptors=[from_cache])
     events = await run_events(agent)
     acted = next(e for e in events if isinstance(e, PostActingEvent))
-    assert acted.tool_call.id == "call_1"
+    assert acted.tool_call.id == "call_99"  # its own id
+    events = await run_events(agent)
+    acted = next(e for e in events if isinstance(e, PostActingEvent))
+    assert acted.tool_call.id == "call_1"  # call_99 is taken in this session: a new one
     assert acted.result.text == "4"
 
 
