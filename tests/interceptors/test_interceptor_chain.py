@@ -90,8 +90,8 @@ async def test_calling_the_interceptor_calls_the_function():
 @pytest.mark.parametrize(
     ("make", "words"),
     [
-        (lambda: around_model_call(lambda call, call_next: None), "not an async function"),
-        (lambda: around_tool_call(priority="high"), "takes an int"),
+        (lambda: around_model_call(lambda call, call_next: None), "not an async function"),  # type: ignore[arg-type,return-value]
+        (lambda: around_tool_call(priority="high"), "takes an int"),  # type: ignore[call-overload]
         (lambda: around_tool_call(priority=True), "takes an int"),
     ],
 )
@@ -105,7 +105,7 @@ def test_a_function_of_the_wrong_arity_is_refused():
         return call
 
     with pytest.raises(ConfigurationError, match="two parameters"):
-        around_model_call(one)
+        around_model_call(one)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("bad", [object(), "name", passthrough])

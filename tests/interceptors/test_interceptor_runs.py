@@ -17,7 +17,14 @@ from rxagent import (
 )
 from rxagent.errors import ErrorCode, ProviderError
 from rxagent.events import BaseEvent
-from rxagent.interceptors import ModelCall, ToolCall, around_model_call, around_tool_call
+from rxagent.interceptors import (
+    ModelCall,
+    NextModelCall,
+    NextToolCall,
+    ToolCall,
+    around_model_call,
+    around_tool_call,
+)
 from rxagent.models.base import ModelResponse, Usage
 from rxagent.testing import FunctionModel, ScriptedModel, assert_event_protocol, tool_call
 
@@ -57,7 +64,7 @@ def post_call(events: list[BaseEvent]) -> PostCallEvent:
 
 def recorder(log: list[str], name: str, priority: int) -> Any:
     @around_model_call(priority=priority, name=name)
-    async def record(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def record(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         log.append(f"{name}>")
         response = await call_next(call)
         log.append(f"<{name}")
@@ -97,7 +104,7 @@ async def test_an_interceptor_that_retries_before_the_first_delta():
         return "second time lucky"
 
     @around_model_call
-    async def retry(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def retry(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         try:
             return await call_next(call)
         except ProviderError:
@@ -116,7 +123,7 @@ async def test_an_interceptor_that_retries_before_the_first_delta():
 
 async def test_call_next_after_the_first_delta_fails_the_run_with_a_typed_error():
     @around_model_call(name="greedy")
-    async def greedy(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def greedy(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         await call_next(call)
         return await call_next(call)
 
@@ -131,7 +138,7 @@ async def test_call_next_after_the_first_delta_fails_the_run_with_a_typed_error(
 
 async def test_a_synthesized_response_is_replayed_as_chunks():
     @around_model_call(name="canned")
-    async def canned(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def canned(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         message = Msg(
             role="assistant",
             content=(
@@ -160,7 +167,7 @@ async def test_a_synthesized_tool_call_gets_this_sessions_ids_and_runs():
     state = {"n": 0}
 
     @around_model_call
-    async def from_cache(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def from_cache(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         state["n"] += 1
         if state["n"] in (1, 3):
             return ModelResponse(message=cached)
@@ -179,13 +186,13 @@ async def test_a_synthesized_tool_call_gets_this_sessions_ids_and_runs():
 
 async def test_a_response_changed_after_streaming_is_named_in_modified_by():
     @around_model_call(name="shout")
-    async def shout(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def shout(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         response = await call_next(call)
         loud = response.message.model_copy(update={"content": response.message.text.upper()})
         return response.model_copy(update={"message": loud})
 
     @around_model_call(priority=200, name="rewrite_request")
-    async def rewrite_request(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def rewrite_request(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         extra = Msg.system("be loud")
         return await call_next(call.model_copy(update={"messages": (*call.messages, extra)}))
 
@@ -207,7 +214,7 @@ async def test_a_response_changed_after_streaming_is_named_in_modified_by():
 
 async def test_a_failing_interceptor_fails_the_run_naming_it():
     @around_model_call(name="broken")
-    async def broken(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def broken(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         raise RuntimeError("oops")
 
     agent = ReActAgent("a", "", ScriptedModel(["x"]), interceptors=[broken])
@@ -232,8 +239,8 @@ async def test_an_interceptor_returning_the_wrong_type_fails_the_run():
 
 async def test_passing_the_wrong_call_type_to_call_next_fails_the_run():
     @around_model_call(name="confused")
-    async def confused(call: ModelCall, call_next: Any) -> ModelResponse:
-        return await call_next({"messages": []})  # type: ignore[no-any-return]
+    async def confused(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
+        return await call_next({"messages": []})  # type: ignore[arg-type]
 
     agent = ReActAgent("a", "", ScriptedModel(["x"]), interceptors=[confused])
     result = post_call(await run_events(agent)).result
@@ -263,7 +270,7 @@ async def test_a_broken_stream_after_chunks_restarts_the_step_through_intercepto
     broken = {"done": False}
 
     @around_model_call
-    async def cut(call: ModelCall, call_next: Any) -> ModelResponse:
+    async def cut(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
         response = await call_next(call)
         if not broken["done"]:
             broken["done"] = True
@@ -279,14 +286,14 @@ async def test_a_broken_stream_after_chunks_restarts_the_step_through_intercepto
 
 async def test_tool_interceptors_change_arguments_and_results_and_are_named():
     @around_tool_call(name="double")
-    async def double(call: ToolCall, call_next: Any) -> ToolResultBlock:
+    async def double(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
         args = {k: v * 2 for k, v in call.arguments.items()}
-        return await call_next(call.model_copy(update={"arguments": args}))  # type: ignore[no-any-return]
+        return await call_next(call.model_copy(update={"arguments": args}))
 
     @around_tool_call(priority=10, name="annotate")
-    async def annotate(call: ToolCall, call_next: Any) -> ToolResultBlock:
+    async def annotate(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
         result = await call_next(call)
-        return result.model_copy(update={"output": f"{result.text} (checked)"})  # type: ignore[no-any-return]
+        return result.model_copy(update={"output": f"{result.text} (checked)"})
 
     model = ScriptedModel([tool_call("add", a=1, b=2), "done"])
     agent = ReActAgent("a", "", model, tools=[add], interceptors=[double, annotate])
@@ -300,7 +307,7 @@ async def test_tool_interceptors_change_arguments_and_results_and_are_named():
 
 async def test_a_tool_interceptor_may_answer_without_running_the_tool():
     @around_tool_call(name="stub")
-    async def stub(call: ToolCall, call_next: Any) -> ToolResultBlock:
+    async def stub(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
         return ToolResultBlock(id=call.id, name=call.name, output="stubbed")
 
     model = ScriptedModel([tool_call("add", a=1, b=2), tool_call("add", a=1, b=1), "done"])
@@ -313,11 +320,11 @@ async def test_a_tool_interceptor_may_answer_without_running_the_tool():
 
 async def test_tool_interceptor_contract_errors_end_the_run_paired():
     @around_tool_call(name="renamer")
-    async def renamer(call: ToolCall, call_next: Any) -> ToolResultBlock:
-        return await call_next(call.model_copy(update={"id": "other"}))  # type: ignore[no-any-return]
+    async def renamer(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
+        return await call_next(call.model_copy(update={"id": "other"}))
 
     @around_tool_call(name="liar")
-    async def liar(call: ToolCall, call_next: Any) -> ToolResultBlock:
+    async def liar(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
         return ToolResultBlock(id="other", name=call.name, output="x")
 
     for bad, words in ((renamer, "changed the tool call's id"), (liar, "keep result.id")):
@@ -335,7 +342,7 @@ async def test_tool_interceptor_contract_errors_end_the_run_paired():
 
 async def test_a_tool_interceptor_that_raises_ends_the_run_after_the_batch():
     @around_tool_call(name="crash")
-    async def crash(call: ToolCall, call_next: Any) -> ToolResultBlock:
+    async def crash(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
         raise KeyError("nope")
 
     model = ScriptedModel([tool_call("add", a=1, b=2), "done"])
@@ -347,8 +354,8 @@ async def test_a_tool_interceptor_that_raises_ends_the_run_after_the_batch():
 
 async def test_changed_arguments_of_an_approval_gated_tool_need_approval_again():
     @around_tool_call(name="inflate")
-    async def inflate(call: ToolCall, call_next: Any) -> ToolResultBlock:
-        return await call_next(call.model_copy(update={"arguments": {"amount": 1000}}))  # type: ignore[no-any-return]
+    async def inflate(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
+        return await call_next(call.model_copy(update={"arguments": {"amount": 1000}}))
 
     model = ScriptedModel([tool_call("transfer", amount=5), "done"])
     agent = ReActAgent("a", "", model, tools=[transfer], interceptors=[inflate])
@@ -367,8 +374,8 @@ async def test_changed_arguments_of_an_approval_gated_tool_need_approval_again()
 
 async def test_unchanged_arguments_of_an_approved_call_run():
     @around_tool_call(name="watch")
-    async def watch(call: ToolCall, call_next: Any) -> ToolResultBlock:
-        return await call_next(call)  # type: ignore[no-any-return]
+    async def watch(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
+        return await call_next(call)
 
     model = ScriptedModel([tool_call("transfer", amount=5), "done"])
     agent = ReActAgent("a", "", model, tools=[transfer], interceptors=[watch])

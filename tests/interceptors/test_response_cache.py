@@ -56,7 +56,7 @@ async def run(agent: ReActAgent, session: str) -> list[BaseEvent]:
 
 
 async def test_a_hit_makes_no_http_request_and_replays_the_same_events():
-    turns = [tool_call("add", a=1, b=2), "It is 3."]
+    turns: list[Any] = [tool_call("add", a=1, b=2), "It is 3."]
     async with FakeOpenAIServer(turns, chunk_size=3) as server:
         model = OpenAIChatModel(
             "gpt-4o-mini", base_url=server.base_url, api_key="sk-test", max_retries=0
@@ -101,7 +101,7 @@ def test_the_key_covers_model_messages_tools_and_options_but_not_message_ids():
     base = ModelCall(messages=(Msg.user("hi"),), model=model)
     same = ModelCall(messages=(Msg.user("hi"),), model=model)
     assert request_key(base) == request_key(same)
-    changes = [
+    changes: list[dict[str, Any]] = [
         {"messages": (Msg.user("ho"),)},
         {"tools": (ToolSchema(name="t"),)},
         {"options": ModelOptions(temperature=0.5)},

@@ -97,7 +97,8 @@ async def test_the_count_is_per_run():
 )
 async def test_token_limits_refuse_the_next_request_once_reached(limit: dict[str, int], words: str):
     model = ScriptedModel([tool_call("ping"), "done"])
-    agent = ReActAgent("a", "", model, tools=[ping], interceptors=[UsageLimits(**limit)])
+    limits = UsageLimits(**limit)  # type: ignore[arg-type]
+    agent = ReActAgent("a", "", model, tools=[ping], interceptors=[limits])
     events, _ = await run(agent)
     result = result_of(events)
     assert result.usage.requests == 1
