@@ -258,7 +258,9 @@ class ResponseCache:
     Args:
         store: Where responses live (in memory by default).
         ttl: Seconds a response stays (None: until the store drops it).
-        priority: Its place in the onion (default 100).
+        priority: Its place in the onion (default 20: outside `FallbackModels` and
+            `CircuitBreaker`, so the key is the request as the run made it, with the agent's
+            model, and a hit skips them).
         name: For `modified_by` (a hit names the cache: the response did not come from the
             model) and errors.
 
@@ -281,7 +283,7 @@ class ResponseCache:
         store: CacheStore | None = None,
         *,
         ttl: float | None = 3600.0,
-        priority: int = 100,
+        priority: int = 20,
         name: str = "response_cache",
     ) -> None:
         if store is not None and not isinstance(store, CacheStore):

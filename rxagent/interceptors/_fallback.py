@@ -76,8 +76,8 @@ class FallbackModels:
     Args:
         models: The backups, in order.
         on: The failure kinds to move on for (`failure_kind`), or a predicate of the exception.
-        priority: Its place in the onion (default 50: outside a cache at 100, so a cache
-            answer is never a fallback).
+        priority: Its place in the onion (default 50: inside `ResponseCache` (20), outside
+            `CircuitBreaker` (60), so each model has its own circuit).
         name: For `modified_by` and errors.
 
     Raises:

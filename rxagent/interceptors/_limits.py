@@ -44,7 +44,9 @@ class UsageLimits:
         max_total_tokens: Input plus output tokens.
         max_tool_calls: Tool calls started.
         max_cost: US dollars (`Usage.cost`, from the agent's price table).
-        priority: Its place in the onion (default 0: outermost, so every attempt counts).
+        priority: Its place in the onion (default 1000: innermost, right around the model and
+            the tool, so every request counts, fallbacks and retries included; a cache hit
+            makes no request and never reaches it).
         name: For `modified_by` and `ErrorEvent.source` (`"interceptor:usage_limits"`).
 
     Raises:
@@ -81,7 +83,7 @@ class UsageLimits:
         max_total_tokens: int | None = None,
         max_tool_calls: int | None = None,
         max_cost: float | None = None,
-        priority: int = 0,
+        priority: int = 1000,
         name: str = "usage_limits",
     ) -> None:
         for what, value in (

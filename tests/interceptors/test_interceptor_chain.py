@@ -56,14 +56,14 @@ def test_explain_lists_each_kind_and_the_agents_hooks_explain_them():
     )
     model_chain = agent.hooks.explain(ModelCall)
     assert [(i.position, i.name, i.priority) for i in model_chain] == [
-        (0, "usage_limits", 0),
-        (1, "fallback_models", 50),
+        (0, "fallback_models", 50),
+        (1, "usage_limits", 1000),
     ]
-    assert [i.name for i in agent.hooks.explain(ToolCall)] == ["usage_limits", "audit"]
-    assert str(agent.interceptors.explain("tool")[1]) == "1. audit (priority 5, around tool call)"
+    assert [i.name for i in agent.hooks.explain(ToolCall)] == ["audit", "usage_limits"]
+    assert str(agent.interceptors.explain("tool")[0]) == "0. audit (priority 5, around tool call)"
     assert agent.interceptors is agent.hooks.interceptors
     assert len(agent.interceptors) == 3
-    assert [i.name for i in agent.interceptors] == ["usage_limits", "audit", "fallback_models"]
+    assert [i.name for i in agent.interceptors] == ["audit", "fallback_models", "usage_limits"]
     agent.interceptors.remove(audit)
     assert agent.hooks.explain(ToolCall)[0].name == "usage_limits"
     # hooks still explain as before
