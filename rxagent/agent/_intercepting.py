@@ -17,6 +17,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Final
 
+from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval
 from rxagent.agent._reasoning import model_failed, publish_partial
 from rxagent.errors import (
@@ -58,6 +59,9 @@ NEEDS_APPROVAL_AGAIN: Final = (
     "not executed: interceptor(s) {names} changed the arguments of a tool that needs "
     "approval; the changed call needs approval again"
 )
+
+
+_ONE_REQUEST: Final = Usage(requests=1)
 
 
 class _Interrupted(BaseException):
@@ -120,11 +124,22 @@ class _ModelStep:
                 await aclose()
             if events.drainer is not None:
                 await events.join_drainer()
-        response = builder.response()
-        usage = response.usage
+        usage = builder.usage
         if usage.requests == 0:
-            usage = usage + Usage(requests=1)
-        usage = usage.model_copy(update={"cost": run.prices.cost(model, usage)})
+            usage = usage + _ONE_REQUEST
+        if model is run.ctx.model:
+            price = run.price
+            cost = 0.0 if price is None else price.cost(usage)
+        else:  # another model (a fallback): its own price
+            cost = run.prices.cost(model, usage)
+        if cost:
+            usage = usage.model_copy(update={"cost": cost})
+        response = trusted(
+            ModelResponse,
+            message=builder.build(),
+            usage=builder.usage,
+            finish_reason=builder.finish_reason,
+        )
         self.usage = self.usage + usage
         run.ctx.usage = run.ctx.usage + usage
         self.streamed = response
@@ -190,7 +205,9 @@ async def reason_intercepted(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usa
     onion = Onion(
         run.model_layers, step.innermost, ModelCall, ModelResponse, started=step.is_started
     )
-    call = ModelCall(messages=pre.messages, tools=pre.tools, options=pre.options, model=ctx.model)
+    call = trusted(  # the request PreReasoning's hooks left: valid already
+        ModelCall, messages=pre.messages, tools=pre.tools, options=pre.options, model=ctx.model
+    )
     try:
         response = await onion(call)
         if response is step.streamed:
@@ -263,7 +280,7 @@ async def execute_intercepted(
         return outcome.result
 
     onion = Onion(run.tool_layers, innermost, ToolCall, ToolResultBlock)
-    tool_call = ToolCall(id=call.id, name=call.name, arguments=call.input)
+    tool_call = trusted(ToolCall, id=call.id, name=call.name, arguments=call.input)
     try:
         result = await onion(tool_call)
     except (AgentRunError, InterceptorContractError, InterceptorFailedError) as exc:
