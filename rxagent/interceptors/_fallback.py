@@ -163,4 +163,4 @@ class FallbackModels:
                         code=exc.code,
                         message=exc.message,
                     )
-        raise AssertionError("unreachable: the last model's answer or failure leaves the loop")
+        raise AssertionError("unreachable: the last model answers or raises")  # pragma: no cover

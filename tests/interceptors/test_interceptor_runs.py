@@ -383,3 +383,100 @@ async def test_unchanged_arguments_of_an_approved_call_run():
     resumed = await agent.approve(parked.pending_approvals[0])
     assert resumed is not None
     assert resumed.tools_used == ("transfer",)
+
+
+async def test_an_interrupt_mid_stream_ends_the_step_through_interceptors():
+    agent: ReActAgent
+
+    @around_model_call
+    async def watch(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
+        return await call_next(call)
+
+    def stop_after_first_chunk(event: Any) -> None:
+        agent.interrupt(msg="stop")
+
+    from rxagent import hook
+
+    stopper = hook(ReasoningChunkEvent)(stop_after_first_chunk)
+    model = ScriptedModel(["a long answer in pieces"], chunk_size=2)
+    agent = ReActAgent("a", "", model, interceptors=[watch], hooks=[stopper])
+    events = await run_events(agent)
+    result = post_call(events).result
+    assert result.interrupted
+    assert sum(isinstance(e, ReasoningChunkEvent) for e in events) == 1
+
+
+async def test_an_interrupt_while_the_model_is_awaited_ends_the_run():
+    import asyncio
+
+    started = asyncio.Event()
+
+    async def slow(messages: Any, tools: Any, options: Any) -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "late"
+
+    agent = ReActAgent("a", "", FunctionModel(slow), interceptors=[recorder([], "r", 1)])
+    task = asyncio.create_task(run_events(agent))
+    await started.wait()
+    assert agent.interrupt(msg="enough")
+    result = post_call(await task).result
+    assert result.interrupted
+    assert result.text == "enough"
+
+
+async def test_events_emitted_inside_the_model_call_keep_their_order():
+    from rxagent import CustomEvent, current_run
+
+    async def chatty(messages: Any, tools: Any, options: Any) -> str:
+        current_run().emit(CustomEvent, name="from_model")
+        import asyncio
+
+        await asyncio.sleep(0)
+        return "ok"
+
+    @around_model_call(name="after")
+    async def after(call: ModelCall, call_next: NextModelCall) -> ModelResponse:
+        response = await call_next(call)
+        current_run().emit(CustomEvent, name="from_interceptor")
+        return response
+
+    agent = ReActAgent("a", "", FunctionModel(chatty), interceptors=[after])
+    events = await run_events(agent)
+    names = [e.name if isinstance(e, CustomEvent) else e.type for e in events]
+    assert names.index("from_model") < names.index("reasoning_chunk")
+    assert names.index("reasoning_chunk") < names.index("from_interceptor")
+    assert names.index("from_interceptor") < names.index("post_reasoning")
+
+
+async def test_a_model_without_usage_counts_one_request():
+    class Bare:
+        name: str = "bare"
+        context_window: int | None = 100_000
+
+        async def stream(self, messages: Any, tools: Any, options: Any) -> Any:
+            from rxagent.models.base import TextDelta
+
+            yield TextDelta(text="hi")
+
+    agent = ReActAgent("a", "", Bare(), interceptors=[recorder([], "r", 1)])
+    result = post_call(await run_events(agent)).result
+    assert result.usage.requests == 1
+
+
+async def test_structured_output_streams_partials_through_interceptors():
+    from pydantic import BaseModel
+
+    from rxagent import OutputChunkEvent
+
+    class City(BaseModel):
+        name: str
+        people: int
+
+    model = ScriptedModel(['{"name": "Oslo", "people": 700000}'], chunk_size=5)
+    agent = ReActAgent(
+        "a", "", model, interceptors=[recorder([], "r", 1)], output_strategy="prompted"
+    )
+    events = await run_events(agent, output_type=City)
+    assert any(isinstance(e, OutputChunkEvent) for e in events)
+    assert post_call(events).result.output == City(name="Oslo", people=700000)
