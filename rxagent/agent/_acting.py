@@ -33,6 +33,7 @@ __all__ = [
     "remember",
     "run_inline",
     "start_tool",
+    "take_reapprovals",
     "tool_outcome",
 ]
 
@@ -83,8 +84,9 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
                 exception=None,
             )
         )
-    if held and not run.interrupt.requested:
-        await park(run, (*calls, *cut), results, held, stop)
+    again = take_reapprovals(run, results)  # changed by an interceptor into gated arguments
+    if (held or again) and not run.interrupt.requested:
+        await park(run, (*calls, *cut), results, [*held, *again.values()], stop, again)
         return
     remember(run, (*calls, *cut), results)
     if run.tool_failure is not None and await run.fail_for_tools():
@@ -94,6 +96,21 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
     elif stop:
         run.outcome.stop("hook_stop")
         run.end_step()
+
+
+def take_reapprovals(run: Run, results: Results) -> dict[str, ToolUseBlock]:
+    """The calls a tool interceptor changed into arguments that need approval, by id.
+
+    Their PostActing closed them with an "awaiting approval again" result; that result leaves
+    `results` (the call has no result yet: it waits for a human with the changed arguments).
+    """
+    if not run.reapproval:
+        return {}
+    again = {call_id: call for call_id, call in run.reapproval.items() if call_id in results}
+    run.reapproval.clear()
+    for call_id in again:
+        del results[call_id]
+    return again
 
 
 def remember(run: Run, calls: Sequence[ToolUseBlock], results: Results) -> None:

@@ -56,8 +56,8 @@ AGAIN: Final = (
     "retry before the first delta, or raise a recoverable AgentRunError to start a new step"
 )
 NEEDS_APPROVAL_AGAIN: Final = (
-    "not executed: interceptor(s) {names} changed the arguments of a tool that needs "
-    "approval; the changed call needs approval again"
+    "awaiting approval again: interceptor(s) {names} changed the arguments into ones that "
+    "need approval"
 )
 
 
@@ -266,7 +266,8 @@ async def execute_intercepted(
         block = call
         if tool_call.name != call.name or tool_call.arguments != call.input:
             block = ToolUseBlock(id=call.id, name=tool_call.name, input=freeze(tool_call.arguments))
-            if needs_approval(run, block, offered):
+            if needs_approval(run, block, offered):  # the batch parks with the changed call
+                run.reapproval[call.id] = block
                 text = NEEDS_APPROVAL_AGAIN.format(names=", ".join(onion.modified_by))
                 return ToolResultBlock(id=call.id, name=call.name, output=text, is_error=True)
         outcome = await run.agent.toolkit.execute(

@@ -143,6 +143,9 @@ class Run:
             str, ...
         ] = ()  # the model interceptors that changed this step
         self.tool_failure: tuple[ErrorCode, str, str, Exception] | None = None  # ends the run
+        # calls whose arguments a tool interceptor changed into ones that need approval
+        self.reapproval: dict[str, ToolUseBlock] = {}
+        self.rewritten_calls: dict[str, ToolUseBlock] = {}  # of a resumed batch, parked again
         self.prices = agent.prices
         self.price = agent.prices.get(price_key(model))  # the run's own model, looked up once
         policy = agent.checkpoint

@@ -352,7 +352,7 @@ async def test_a_tool_interceptor_that_raises_ends_the_run_after_the_batch():
     assert result.error.source == "interceptor:crash"
 
 
-async def test_changed_arguments_of_an_approval_gated_tool_need_approval_again():
+async def test_changed_arguments_of_an_approved_call_need_approval_again():
     @around_tool_call(name="inflate")
     async def inflate(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
         return await call_next(call.model_copy(update={"arguments": {"amount": 1000}}))
@@ -363,13 +363,53 @@ async def test_changed_arguments_of_an_approval_gated_tool_need_approval_again()
     assert parked.pending_approvals
     resumed = await agent.approve(parked.pending_approvals[0])
     assert resumed is not None
-    assert resumed.ok
+    assert resumed.stop_reason == "approval_pending"  # parked again, with the changed call
+    assert resumed.tools_used == ()
+    state = await agent.state_dict()
+    pending = state["pending_approvals"]
+    assert [p["tool_call"]["input"] for p in pending] == [{"amount": 1000}]
+    assert all(m["role"] != "tool" for m in state["memory"])  # memory waits, paired
+    done = await agent.approve(resumed.pending_approvals[0])
+    assert done is not None
+    assert done.ok
+    assert done.tools_used == ("transfer",)  # the human approved 1000: it runs as approved
     memory = (await agent.state_dict())["memory"]
     result = next(m for m in memory if m["role"] == "tool")["content"][0]
-    assert result["is_error"]
-    assert "needs approval again" in result["output"]
-    assert "inflate" in result["output"]
-    assert "moved" not in result["output"]
+    assert result["output"] == "moved 1000"
+    call = next(m for m in memory if m["role"] == "assistant")["content"][0]
+    assert call["input"] == {"amount": 1000}  # memory holds the call that ran
+
+
+async def test_arguments_changed_into_ones_that_need_approval_park_the_batch():
+    @tool(needs_approval=lambda args: args["amount"] > 100)
+    def pay(amount: int) -> str:
+        """Pay.
+
+        Args:
+            amount: How much.
+        """
+        return f"paid {amount}"
+
+    @around_tool_call(name="inflate")
+    async def inflate(call: ToolCall, call_next: NextToolCall) -> ToolResultBlock:
+        return await call_next(call.model_copy(update={"arguments": {"amount": 500}}))
+
+    model = ScriptedModel([[tool_call("pay", amount=5), tool_call("pay", amount=6)], "done"])
+    agent = ReActAgent(
+        "a", "", model, tools=[pay], interceptors=[inflate], parallel_tool_calls=False
+    )
+    events = await run_events(agent, "pay")
+    result = post_call(events).result
+    assert result.stop_reason == "approval_pending"
+    assert len(result.pending_approvals) == 2
+    acted = [e.result.text for e in events if isinstance(e, PostActingEvent)]
+    assert all(text.startswith("awaiting approval again") for text in acted)
+    first = await agent.approve(result.pending_approvals[0])
+    assert first is None  # one more to decide
+    done = await agent.approve(result.pending_approvals[1])
+    assert done is not None
+    assert done.ok
+    assert done.tools_used == ("pay", "pay")
 
 
 async def test_unchanged_arguments_of_an_approved_call_run():
