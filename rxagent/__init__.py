@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from rxagent.events import ContextTrimmedEvent as ContextTrimmedEvent
     from rxagent.events import CustomEvent as CustomEvent
     from rxagent.events import ErrorEvent as ErrorEvent
+    from rxagent.events import FallbackEvent as FallbackEvent
     from rxagent.events import GuardEvent as GuardEvent
     from rxagent.events import InterruptedEvent as InterruptedEvent
     from rxagent.events import OutputChunkEvent as OutputChunkEvent
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from rxagent.hooks import HookChain as HookChain
     from rxagent.hooks import hook as hook
     from rxagent.hooks.builtin import ContextWindow as ContextWindow
+    from rxagent.interceptors import around_model_call as around_model_call
+    from rxagent.interceptors import around_tool_call as around_tool_call
     from rxagent.messages import Block as Block
     from rxagent.messages import ImageBlock as ImageBlock
     from rxagent.messages import Msg as Msg

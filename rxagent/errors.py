@@ -6,6 +6,7 @@ RxAgentError
 │   ├── InvalidInputError             a run input that is not str / Msg / list[Msg]
 │   ├── HookDefinitionError           a bad @hook declaration (unknown event type, bad priority)
 │   ├── HookContractError             a hook returned the wrong event type or changed a fixed field
+│   ├── InterceptorContractError      an interceptor returned the wrong type or retried too late
 │   ├── ToolDefinitionError           a tool whose signature cannot become a JSON schema
 │   ├── StateVersionError             saved state written by a newer rxagent
 │   ├── ControlMessageTooLargeError   a control message over its channel's limit (rxagent.state)
@@ -18,6 +19,7 @@ RxAgentError
 ├── MCPConnectionError                an MCP server could not be reached (rxagent.tools.mcp)
 ├── NoActiveRunError                  current_run() called outside a run
 ├── HookFailedError                   a hook with on_error="propagate" raised
+├── InterceptorFailedError            an interceptor raised (rxagent.interceptors)
 ├── Reject                            raised by a hook to refuse a call or a tool call
 ├── ApiError                          an HTTP error answer of the server (rxagent.server)
 ├── CliError                          what the `rxagent` command reports in one line (rxagent.cli)
@@ -82,6 +84,8 @@ __all__ = [
     "HookDefinitionError",
     "HookFailedError",
     "HookRejectedError",
+    "InterceptorContractError",
+    "InterceptorFailedError",
     "InvalidInputError",
     "InvalidRequestError",
     "MCPConnectionError",
@@ -161,6 +165,21 @@ class HookContractError(ConfigurationError):
         super().__init__(message)
         self.hook = hook
         self.field = field
+
+
+class InterceptorContractError(ConfigurationError):
+    """An interceptor broke its contract (wrong return type, a retry too late, a changed id).
+
+    It returned the wrong type, changed a tool call's id, or called `call_next` again after the
+    first delta of the step reached subscribers.
+
+    Attributes:
+        interceptor: The name of the offending interceptor.
+    """
+
+    def __init__(self, message: str, *, interceptor: str = "") -> None:
+        super().__init__(message)
+        self.interceptor = interceptor
 
 
 class ToolDefinitionError(ConfigurationError, TypeError):
@@ -295,6 +314,21 @@ class HookFailedError(RxAgentError):
     def __init__(self, hook: str, exc: BaseException) -> None:
         super().__init__(f"hook {hook!r} failed: {type(exc).__name__}: {exc}")
         self.hook = hook
+
+
+class InterceptorFailedError(RxAgentError):
+    """An interceptor raised something other than a typed run failure.
+
+    The original is `__cause__`. The run fails with `UNKNOWN` and
+    `source="interceptor:<name>"`.
+
+    Attributes:
+        interceptor: The interceptor's name.
+    """
+
+    def __init__(self, interceptor: str, exc: BaseException) -> None:
+        super().__init__(f"interceptor {interceptor!r} failed: {type(exc).__name__}: {exc}")
+        self.interceptor = interceptor
 
 
 class Reject(RxAgentError):

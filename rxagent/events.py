@@ -18,6 +18,7 @@ serializes and parses any of them.
 | `OutputChunkEvent` | none |
 | `ApprovalRequestedEvent` | none |
 | `GuardEvent` | none |
+| `FallbackEvent` | none |
 
 Example:
     ```python
@@ -57,6 +58,7 @@ __all__ = [
     "ContextTrimmedEvent",
     "CustomEvent",
     "ErrorEvent",
+    "FallbackEvent",
     "GuardAction",
     "GuardEvent",
     "GuardTarget",
@@ -400,6 +402,24 @@ class GuardEvent(BaseEvent):
     """The call, for a `tool_call` or `tool_result` verdict."""
 
 
+class FallbackEvent(BaseEvent):
+    """A model request failed before its first delta and moves on to the next model.
+
+    Emitted by `rxagent.interceptors.FallbackModels` inside the step's model call, between its
+    PreReasoning and PostReasoning; the request to `to_model` follows.
+    """
+
+    type: Literal["fallback"] = "fallback"
+    from_model: str
+    """The model that failed."""
+    to_model: str
+    """The model tried next."""
+    code: ErrorCode
+    """The failure that moved the request on."""
+    message: str = ""
+    """What failed."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -426,7 +446,8 @@ AgentEvent: TypeAlias = Annotated[
     | CustomEvent
     | OutputChunkEvent
     | ApprovalRequestedEvent
-    | GuardEvent,
+    | GuardEvent
+    | FallbackEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -451,5 +472,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     OutputChunkEvent,
     ApprovalRequestedEvent,
     GuardEvent,
+    FallbackEvent,
 )
 """Every built-in event class."""

@@ -92,3 +92,13 @@ def test_tracing_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert "API only" in capsys.readouterr().out
     results = json.loads(out.read_text())["results"]
     assert set(results) == {"untraced", "API only", "SDK"}
+
+
+def test_interceptors_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """Every variant completes its runs (no speed asserted)."""
+    module = load_bench("interceptors")
+    out = tmp_path / "interceptors.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert set(results["per_step_us"]) == {"none", "1 pass-through", "5 pass-through", "built-ins"}
+    assert "vs none" in capsys.readouterr().out

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rxagent._fast import trusted
 from rxagent.agent._approval import needs_approval, park
 from rxagent.agent._guarding import screen_tool_call, screen_tool_result, watching
+from rxagent.agent._intercepting import execute_intercepted
 from rxagent.context import _CURRENT_CALL
 from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, PostActingEvent, PreActingEvent
@@ -32,6 +33,7 @@ __all__ = [
     "remember",
     "run_inline",
     "start_tool",
+    "take_reapprovals",
     "tool_outcome",
 ]
 
@@ -82,15 +84,33 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
                 exception=None,
             )
         )
-    if held and not run.interrupt.requested:
-        await park(run, (*calls, *cut), results, held, stop)
+    again = take_reapprovals(run, results)  # changed by an interceptor into gated arguments
+    if (held or again) and not run.interrupt.requested:
+        await park(run, (*calls, *cut), results, [*held, *again.values()], stop, again)
         return
     remember(run, (*calls, *cut), results)
+    if run.tool_failure is not None and await run.fail_for_tools():
+        return  # an interceptor refused a call (a usage limit): the run ends, memory paired
     if run.interrupt.requested:
         await run.interrupted("after_tool")
     elif stop:
         run.outcome.stop("hook_stop")
         run.end_step()
+
+
+def take_reapprovals(run: Run, results: Results) -> dict[str, ToolUseBlock]:
+    """The calls a tool interceptor changed into arguments that need approval, by id.
+
+    Their PostActing closed them with an "awaiting approval again" result; that result leaves
+    `results` (the call has no result yet: it waits for a human with the changed arguments).
+    """
+    if not run.reapproval:
+        return {}
+    again = {call_id: call for call_id, call in run.reapproval.items() if call_id in results}
+    run.reapproval.clear()
+    for call_id in again:
+        del results[call_id]
+    return again
 
 
 def remember(run: Run, calls: Sequence[ToolUseBlock], results: Results) -> None:
@@ -143,10 +163,11 @@ async def post_acting(
     run: Run, call: ToolUseBlock, outcome: ToolOutcome | ToolResultBlock, results: Results
 ) -> bool:
     """Emit the tool's ErrorEvent if any, then PostActing; record the result; return `stop`."""
+    by: tuple[str, ...] = ()
     if isinstance(outcome, ToolResultBlock):
         result, duration = outcome, 0.0
     else:
-        result, duration = outcome.result, outcome.duration_ms
+        result, duration, by = outcome.result, outcome.duration_ms, outcome.modified_by
         if outcome.ran:
             run.ctx.tools_used.append(call.name)
         if outcome.group_change is not None:  # the model switched tool groups: the session keeps it
@@ -170,7 +191,12 @@ async def post_acting(
     results[call.id] = result
     post = await run.events.publish(
         run.events.make(
-            PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration
+            PostActingEvent,
+            tool_call=call,
+            result=result,
+            stop=False,
+            duration_ms=duration,
+            modified_by=by,
         )
     )
     results[call.id] = post.result
@@ -180,6 +206,8 @@ async def post_acting(
 async def _execute(run: Run, call: ToolUseBlock, offered: Collection[str] | None) -> ToolOutcome:
     _CURRENT_CALL.set(call)  # this task runs in its own copy of the context
     try:
+        if run.tool_layers:
+            return await execute_intercepted(run, call, offered)
         return await run.agent.toolkit.execute(
             call,
             inject=run.inject,
@@ -229,13 +257,16 @@ async def run_inline(
     token = _CURRENT_CALL.set(call)
     outcome: ToolOutcome | ToolResultBlock
     try:
-        outcome = await run.agent.toolkit.execute(
-            call,
-            inject=run.inject,
-            timeout=run.agent.tool_timeout,
-            active_groups=run.state.active_groups,
-            offered=offered,
-        )
+        if run.tool_layers:
+            outcome = await execute_intercepted(run, call, offered)
+        else:
+            outcome = await run.agent.toolkit.execute(
+                call,
+                inject=run.inject,
+                timeout=run.agent.tool_timeout,
+                active_groups=run.state.active_groups,
+                offered=offered,
+            )
     except asyncio.CancelledError:
         if not run.absorb_interrupt_cancel():
             raise

@@ -12,6 +12,8 @@ from rxagent.agent._checks import (
     check_agent_arguments,
     check_context_window,
     check_guards,
+    check_interceptors,
+    check_prices,
     stop_conditions,
 )
 from rxagent.agent._consume import bounded_events, final_result
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from rxagent.error_messages import ErrorMessagesLike
     from rxagent.events import BaseEvent
     from rxagent.guards import Guard, GuardPipeline
+    from rxagent.interceptors import InterceptorChain, Prices
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
 
@@ -92,6 +95,12 @@ class ReActAgent(AgentSessions):
         error_messages: The text a user reads in `result.text` when a run fails without an
             answer: an `ErrorMessages`, a `{ErrorCode: template}` mapping over the English
             defaults, or a function `(error, ctx) -> str | None` (see "Observability").
+        interceptors: Wrappers around every model and tool call (`rxagent.interceptors`:
+            `@around_model_call`, `@around_tool_call`, `FallbackModels`, `ResponseCache`,
+            `CircuitBreaker`, `UsageLimits`); lower priority runs outermost. A call's own
+            `interceptors=` come after these.
+        prices: The price table behind `Usage.cost` (`rxagent.interceptors.Prices`); the table
+            shipped with rxagent by default.
 
     Example:
         ```python
@@ -142,6 +151,8 @@ class ReActAgent(AgentSessions):
         max_output_retries: int = 2,
         guards: GuardPipeline | Iterable[Guard] | None = None,
         error_messages: ErrorMessagesLike = None,
+        interceptors: Iterable[object] = (),
+        prices: Prices | None = None,
     ) -> None:
         check_agent_arguments(
             name=name,
@@ -160,7 +171,8 @@ class ReActAgent(AgentSessions):
         self.model = resolve_model(model)
         self._models_by_name: dict[str, ChatModel] = {}  # per-call "provider:model" strings
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
-        self.hooks = HookChain(hooks)
+        self.hooks = HookChain(hooks, interceptors=check_interceptors(interceptors))
+        self.prices = check_prices(prices)
         self.stop_when = stop_conditions(stop_when, max_iters)
         self.max_iters = max_iters
         self.max_tool_calls = max_tool_calls
@@ -181,6 +193,11 @@ class ReActAgent(AgentSessions):
         self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
         check_context_window(self)
 
+    @property
+    def interceptors(self) -> InterceptorChain:
+        """The agent's interceptors (`agent.hooks.interceptors`); `add()` registers one."""
+        return self.hooks.interceptors
+
     def __repr__(self) -> str:
         return f"<ReActAgent {self.name!r} model={self.model.name!r} tools={len(self.toolkit)}>"
 
@@ -198,6 +215,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
     ) -> Observable[BaseEvent]:
         """Return the run as a cold Observable: each subscription is one run.
 
@@ -235,6 +253,7 @@ class ReActAgent(AgentSessions):
             output_strategy,
             queue,
             principal=principal,
+            interceptors=interceptors,
         )
         return run_observable(lambda: new_run(self, args, None))
 
@@ -250,6 +269,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
         buffer: int = _DEFAULT_EVENT_BUFFER,
     ) -> AsyncIterator[BaseEvent]:
         """Return the run as an async iterator of events, read from a bounded buffer.
@@ -289,6 +309,7 @@ class ReActAgent(AgentSessions):
             output_strategy,
             queue,
             principal=principal,
+            interceptors=interceptors,
         )
         return bounded_events(
             lambda gate: run_observable(lambda: new_run(self, args, gate)), buffer
@@ -306,6 +327,7 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy | None = None,
         queue: bool = False,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
     ) -> AgentResult[Any]:
         """Run to the end and return the `AgentResult` (failures are in `result.error`).
 
@@ -323,6 +345,7 @@ class ReActAgent(AgentSessions):
             output_strategy,
             queue,
             principal=principal,
+            interceptors=interceptors,
         )
         return await final_result(run_observable(lambda: new_run(self, args, None)))
 
@@ -351,8 +374,9 @@ class ReActAgent(AgentSessions):
         """Close the models' connection pools on the running loop, the toolsets and the guards.
 
         That is the agent's model and the models it resolved from per-call `model="..."`
-        strings, every toolset (an MCP server's connection, say) the runs opened, and the guard
-        stages' connections (a Redis rate limit's). The agent
+        strings, every toolset (an MCP server's connection, say) the runs opened, the guard
+        stages' connections (a Redis rate limit's) and the interceptors' (a cache's store, a
+        fallback's models). The agent
         stays usable: a later run opens new connections. `async with agent:` closes them at the
         end of the block. Everything is closed even when one of them fails to; then the first
         failure is raised.
@@ -365,6 +389,14 @@ class ReActAgent(AgentSessions):
                     await aclose()
                 except Exception as exc:  # one failing pool must not leave the others open
                     logger.warning("closing model %r failed", model, exc_info=exc)
+                    first = first or exc
+        for interceptor in self.interceptors:  # a cache's store, a fallback's models
+            aclose = getattr(interceptor, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except Exception as exc:
+                    logger.warning("closing interceptor %r failed", interceptor, exc_info=exc)
                     first = first or exc
         try:
             await self.toolkit.aclose()  # toolsets (MCP servers) close; a later run reopens them

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from rxagent.errors import ApprovalError, ConfigurationError
 from rxagent.events import ApprovalRequestedEvent
-from rxagent.messages import Msg, ToolResultBlock, new_id, thaw
+from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock, new_id, thaw
 from rxagent.state import ParkedBatch, PendingApproval
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rxagent.agent._run import Run
-    from rxagent.messages import ToolUseBlock
 
 __all__ = [
     "NEEDS_APPROVAL",
@@ -40,6 +39,7 @@ __all__ = [
     "needs_approval",
     "park",
     "rejected_result",
+    "with_calls",
 ]
 
 logger: Final = logging.getLogger("rxagent.agent")
@@ -216,10 +216,17 @@ async def park(
     results: Mapping[str, ToolResultBlock],
     held: Sequence[ToolUseBlock],
     stop: bool,
+    rewritten: Mapping[str, ToolUseBlock] | None = None,
 ) -> None:
-    """Park the batch: its message leaves memory, its waiting calls are announced; end the run."""
+    """Park the batch: its message leaves memory, its waiting calls are announced; end the run.
+
+    `rewritten` are calls a tool interceptor changed: the parked message holds them as changed,
+    so the approval is for what will run.
+    """
     run_id = run.ctx.run_id
     message = run.memory.pop()  # the response of this step: memory gets it once all is decided
+    if rewritten:
+        message = with_calls(message, rewritten)
     assert {c.id for c in calls} <= {c.id for c in message.tool_calls}
     done = tuple(results[c.id] for c in calls if c.id in results)
     run.approvals.park(
@@ -244,6 +251,14 @@ async def announce(run: Run, approvals: Iterable[PendingApproval], reason: str) 
             reason=reason,
         )
         await run.events.publish(event)
+
+
+def with_calls(message: Msg, calls: Mapping[str, ToolUseBlock]) -> Msg:
+    """`message` with its tool calls of these ids replaced."""
+    content = tuple(
+        calls.get(b.id, b) if isinstance(b, ToolUseBlock) else b for b in message.blocks
+    )
+    return message.model_copy(update={"content": content})
 
 
 def rejected_result(call: ToolUseBlock, reason: str | None) -> ToolResultBlock:

@@ -14,6 +14,7 @@ from rxagent.agent.conditions import StopCondition, has_step_limit, max_steps
 from rxagent.context import Principal
 from rxagent.errors import ConfigurationError, InvalidInputError
 from rxagent.guards import Guard, GuardPipeline
+from rxagent.interceptors import Prices
 from rxagent.messages import ImageBlock, ToolResultBlock, ToolUseBlock
 from rxagent.output import OUTPUT_STRATEGIES
 
@@ -103,6 +104,43 @@ def check_principal(principal: object) -> Principal | None:
     raise ConfigurationError(
         f"principal= takes an rxagent.Principal, got {type(principal).__name__}; write "
         "principal=Principal(user_id=...)"
+    )
+
+
+def check_interceptors(interceptors: object) -> tuple[object, ...]:
+    """A call's own interceptors, as a tuple (each is checked when the run's chain is made).
+
+    Raises:
+        ConfigurationError: Not a list of interceptors.
+    """
+    if interceptors is None:
+        return ()
+    if isinstance(interceptors, str | bytes) or not isinstance(interceptors, Iterable):
+        raise ConfigurationError(
+            f"interceptors= takes a list of interceptors, got {interceptors!r}; write "
+            "interceptors=[...]"
+        )
+    if hasattr(interceptors, "around_model_call") or hasattr(interceptors, "around_tool_call"):
+        raise ConfigurationError(
+            f"interceptors= takes a list of interceptors, got one: {interceptors!r}; write "
+            "interceptors=[...]"
+        )
+    return tuple(interceptors)
+
+
+def check_prices(prices: object) -> Prices:
+    """The agent's price table: the shipped one for None.
+
+    Raises:
+        ConfigurationError: Not a `Prices`.
+    """
+    if prices is None:
+        return Prices.default()
+    if isinstance(prices, Prices):
+        return prices
+    raise ConfigurationError(
+        f"prices= takes an rxagent.interceptors.Prices, got {type(prices).__name__}; write "
+        "prices=Prices.default().with_prices({...})"
     )
 
 

@@ -38,6 +38,7 @@ from reactivex.disposable import Disposable
 
 from rxagent.agent._acting import act
 from rxagent.agent._guarding import offered_tools, reject_input, screen_input, screen_reply
+from rxagent.agent._intercepting import reason_intercepted
 from rxagent.agent._output import check_answer, final_output, read_reply, record_failure
 from rxagent.agent._reasoning import reason
 from rxagent.agent._resume import continue_parked
@@ -234,11 +235,20 @@ async def _step(run: Run, final: bool) -> bool:
     if run.stopping():  # asked to stop while PreReasoning hooks ran: no model call
         await run.interrupted("before_reasoning")
         return final
-    reasoned = await reason(run, pre)
+    if run.model_layers:  # interceptors wrap the model call; without them, the plain call
+        reasoned = await reason_intercepted(run, pre)
+    else:
+        reasoned = await reason(run, pre)
     if reasoned is None:  # the run ended, or the stream broke and the step starts again
         return final
     response, usage = reasoned
-    post = run.events.make(PostReasoningEvent, response=response, usage=usage, stop=False)
+    post = run.events.make(
+        PostReasoningEvent,
+        response=response,
+        usage=usage,
+        stop=False,
+        modified_by=run.model_modified_by,
+    )
     post = await run.events.publish(post)
     run.replied = True
     response = post.response

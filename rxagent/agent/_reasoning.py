@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rxagent.events import PreReasoningEvent
     from rxagent.messages import Msg
 
-__all__ = ["MAX_RESTARTS", "reason"]
+__all__ = ["MAX_RESTARTS", "model_failed", "publish_partial", "reason"]
 
 MAX_RESTARTS: Final = 2
 """How often one step restarts after its model stream broke with a recoverable error."""
@@ -64,7 +64,7 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
                 await run.interrupted("chunk")
                 return None
             except Exception as exc:
-                await _model_failed(run, builder, exc)
+                await model_failed(run, builder.started, exc)
                 return None
             finally:
                 interrupt.waiting_in = None
@@ -76,9 +76,9 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
                 await publish(make(ReasoningChunkEvent, delta=delta, index=position))
                 if output is not None:
                     output_at = position
-                    await _publish_partial(run, output.feed(delta), position)
+                    await publish_partial(run, output.feed(delta), position)
         if output is not None:  # the end of the text completes a top-level number
-            await _publish_partial(run, output.close(), output_at)
+            await publish_partial(run, output.close(), output_at)
     finally:
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
@@ -88,15 +88,21 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
     usage = builder.usage
     if usage.requests == 0:
         usage = usage + Usage(requests=1)
+    price = run.price
+    if price is not None:
+        usage = usage.model_copy(update={"cost": price.cost(usage)})
     ctx.usage = ctx.usage + usage
     return builder.build(), usage
 
 
-async def _model_failed(run: Run, builder: ResponseBuilder, exc: Exception) -> None:
-    """The model stream raised: restart the step (a recoverable break mid-stream), or fail."""
+async def model_failed(run: Run, started: bool, exc: Exception) -> None:
+    """The model stream raised: restart the step (a recoverable break mid-stream), or fail.
+
+    `started` says whether a delta of the step reached the run already.
+    """
     await run.events.join_drainer()  # what it emitted (retries) comes before the failure
     if isinstance(exc, AgentRunError):
-        if exc.recoverable and builder.started and run.budget.restarts < MAX_RESTARTS:
+        if exc.recoverable and started and run.budget.restarts < MAX_RESTARTS:
             await _restart_step(run, exc)
         else:
             await run.fail(exc.code, str(exc), source="model", exception=exc, recoverable=False)
@@ -123,7 +129,7 @@ async def _restart_step(run: Run, exc: AgentRunError) -> None:
     await run.events.publish(event)
 
 
-async def _publish_partial(run: Run, partial: Any, index: int) -> None:
+async def publish_partial(run: Run, partial: Any, index: int) -> None:
     """Publish an `OutputChunkEvent` when the partial output changed."""
     if partial is not NO_PARTIAL:
         await run.events.publish(run.events.make(OutputChunkEvent, partial=partial, index=index))

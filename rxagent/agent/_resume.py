@@ -23,6 +23,7 @@ from rxagent.agent._acting import (
     pre_acting,
     run_inline,
     start_tool,
+    take_reapprovals,
     tool_outcome,
 )
 from rxagent.agent._approval import (
@@ -32,6 +33,7 @@ from rxagent.agent._approval import (
     args_hash,
     call_key,
     rejected_result,
+    with_calls,
 )
 from rxagent.agent._saving import save_state
 from rxagent.errors import AgentRunError, HookFailedError, Reject, UnknownRunError
@@ -122,6 +124,8 @@ async def _resume(run: Run) -> None:
         await _park_again(run, results, changed, stop)
     else:
         _close(run, results)
+        if run.tool_failure is not None and await run.fail_for_tools():
+            return  # an interceptor refused a call (a usage limit): the run ends, memory paired
         if run.interrupt.requested:
             await run.interrupted("after_tool")
         elif stop:
@@ -168,6 +172,9 @@ async def _act_approved(
             await run.events.wait_for(item)
             item = tool_outcome(run, call, item)
         stop = await post_acting(run, call, item, results) or stop
+    rewritten = take_reapprovals(run, results)  # changed by an interceptor: asked again
+    changed.update(rewritten)
+    run.rewritten_calls = rewritten
     for call_id in changed:  # that PostActing closed the pair; the call has no result yet
         results.pop(call_id, None)
     return stop
@@ -205,6 +212,15 @@ async def _park_again(
     again = tuple(approval_for(changed[c.id], parked.run_id) for c in calls if c.id in changed)
     batch = parked.model_copy(
         update={
+            # a call an interceptor changed is parked changed: the approval is for what runs
+            # (a hook's change is made again by the hook on resume, so its call stays)
+            "message": with_calls(parked.message, run.rewritten_calls),
+            # marked started before the interceptor refused to run them: they never ran
+            "started": tuple(
+                key
+                for key in parked.started
+                if key not in {call_key(parked.run_id, i) for i in run.rewritten_calls}
+            ),
             "results": tuple(results[c.id] for c in calls if c.id in results),
             "decided": (),
             "stop": stop,

@@ -31,10 +31,13 @@ from rxagent.agent._saving import save_state
 from rxagent.context import _CURRENT, RunContext
 from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, InterruptedEvent
+from rxagent.interceptors import price_key
 from rxagent.result import ErrorInfo
 from rxagent.state import AgentState, pair_tool_calls
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent._approval import Decision
     from rxagent.context import Principal
@@ -79,6 +82,7 @@ class Run:
         gate: asyncio.Event | None,
         decision: Decision | None,
         principal: Principal | None = None,
+        interceptors: Sequence[object] = (),
     ) -> None:
         self.agent = agent
         self.inputs = inputs
@@ -131,6 +135,19 @@ class Run:
         self.bound = RequestBound()
         self.final_reason: StopReason = "max_iters"  # why the last call without tools is made
         self.inject: dict[type[Any], object] = {RunContext: ctx, **ctx.deps}
+        # interceptors: the agent's, then the call's own; no layers means the plain calls
+        chain = agent.interceptors.with_extra(interceptors) if interceptors else agent.interceptors
+        self.model_layers = chain.layers("model")
+        self.tool_layers = chain.layers("tool")
+        self.model_modified_by: tuple[
+            str, ...
+        ] = ()  # the model interceptors that changed this step
+        self.tool_failure: tuple[ErrorCode, str, str, Exception] | None = None  # ends the run
+        # calls whose arguments a tool interceptor changed into ones that need approval
+        self.reapproval: dict[str, ToolUseBlock] = {}
+        self.rewritten_calls: dict[str, ToolUseBlock] = {}  # of a resumed batch, parked again
+        self.prices = agent.prices
+        self.price = agent.prices.get(price_key(model))  # the run's own model, looked up once
         policy = agent.checkpoint
         self.checkpoint_steps = policy == "step" or (
             policy == "auto" and getattr(agent.store, "persistent", True)
@@ -163,6 +180,15 @@ class Run:
         return f"call_{self.call_counter}"
 
     # -- failing ---------------------------------------------------------------------------------
+
+    async def fail_for_tools(self) -> bool:
+        """End the run if an interceptor failed a tool call of the batch; True if it did."""
+        failure, self.tool_failure = self.tool_failure, None
+        if failure is None:
+            return False
+        code, message, source, exc = failure
+        await self.fail(code, message, source=source, exception=exc)
+        return True
 
     async def fail(
         self,

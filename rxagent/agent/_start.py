@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rxagent.agent._checks import check_input_history, check_principal, check_strategy
+from rxagent.agent._checks import (
+    check_input_history,
+    check_interceptors,
+    check_principal,
+    check_strategy,
+)
 from rxagent.agent._run import Run
 from rxagent.agent._support import (
     coerce_deps,
@@ -18,6 +23,7 @@ from rxagent.errors import ConfigurationError, SessionBusyError
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Sequence
 
     from rxagent.agent._agent import AgentInput, ReActAgent
     from rxagent.agent._approval import Decision
@@ -44,6 +50,7 @@ class RunArgs:
     queue: bool
     decision: Decision | None = None
     principal: Principal | None = None
+    interceptors: Sequence[object] = ()
 
 
 def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run:
@@ -95,6 +102,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         gate=gate,
         decision=args.decision,
         principal=check_principal(args.principal),
+        interceptors=check_interceptors(args.interceptors),
     )
     if tail is not None:
         run.predecessor = tail

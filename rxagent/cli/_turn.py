@@ -35,6 +35,7 @@ from rxagent.cli._common import (
 from rxagent.errors import SessionBusyError
 from rxagent.events import (
     BaseEvent,
+    FallbackEvent,
     InterruptedEvent,
     PostCallEvent,
     PreCallEvent,
@@ -135,6 +136,10 @@ class RunView(LiveEventView):
                 "yellow",
                 "bold yellow",
             )
+        elif isinstance(event, FallbackEvent):
+            self.events += 1
+            text = f"{event.from_model} -> {event.to_model} after {event.code}"
+            self._row("fallback", text, "yellow", "bold yellow")
         elif isinstance(event, InterruptedEvent):
             self.events += 1
             reason = f": {event.reason}" if event.reason else ""

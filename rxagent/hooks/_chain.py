@@ -8,11 +8,12 @@ import logging
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from rxagent.errors import HookContractError, HookFailedError, Reject
 from rxagent.events import BaseEvent, PostActingEvent, PreActingEvent
 from rxagent.hooks._hook import FunctionHook, Hook, OnError, _as_hook
+from rxagent.interceptors import InterceptorChain, ModelCall, ToolCall
 
 __all__ = [
     "HookChain",
@@ -154,9 +155,11 @@ class HookChain:
         ```
     """
 
-    def __init__(self, hooks: Iterable[object] = ()) -> None:
+    def __init__(self, hooks: Iterable[object] = (), interceptors: Iterable[object] = ()) -> None:
         self._hooks: list[Hook] = []
         self._resolved: dict[type[BaseEvent], tuple[_Entry, ...]] = {}
+        self.interceptors = InterceptorChain(interceptors)
+        """The agent's interceptors (`rxagent.interceptors`), around its model and tool calls."""
         for h in hooks:
             self.add(h)
         _CHAINS.add(self)
@@ -202,17 +205,32 @@ class HookChain:
         entries = self._resolved.get(event_type)
         return bool(entries if entries is not None else self._entries(event_type))
 
-    def explain(self, event_type: type[BaseEvent]) -> list[HookInfo]:
+    def explain(
+        self, event_type: type[BaseEvent] | type[ModelCall] | type[ToolCall]
+    ) -> list[HookInfo]:
         """Describe the resolved chain for `event_type`: who runs, in which order, doing what.
+
+        `explain(ModelCall)` and `explain(ToolCall)` list the interceptors around model and
+        tool calls, outermost first (they may change the call, and fail the run when they raise).
 
         Example:
             ```python
             from rxagent import HookChain, PreReasoningEvent, hook
+            from rxagent.interceptors import ModelCall, UsageLimits
 
             chain = HookChain([hook(PreReasoningEvent, priority=5, name="first")(lambda e: None)])
             assert [i.name for i in chain.explain(PreReasoningEvent)] == ["first"]
+            chain.interceptors.add(UsageLimits(max_requests=5))
+            assert [i.name for i in chain.explain(ModelCall)] == ["usage_limits"]
             ```
         """
+        if event_type is ModelCall or event_type is ToolCall:
+            kind: Literal["model", "tool"] = "model" if event_type is ModelCall else "tool"
+            return [
+                HookInfo(i.position, i.name, i.priority, "propagate", True)
+                for i in self.interceptors.explain(kind)
+            ]
+        assert issubclass(event_type, BaseEvent)
         modifiable = event_type.is_modifiable()
         return [
             HookInfo(i, e.name, e.hook.priority, e.hook.on_error, modifiable)

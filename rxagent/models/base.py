@@ -92,6 +92,9 @@ class Usage(_Frozen):
     """Prompt tokens written to the provider's cache."""
     requests: int = 0
     """Model requests."""
+    cost: float = 0.0
+    """What the requests cost in US dollars, from the agent's price table
+    (`rxagent.interceptors.Prices`); 0 for a model the table has no price for."""
 
     @property
     def total_tokens(self) -> int:
@@ -106,6 +109,7 @@ class Usage(_Frozen):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             requests=self.requests + other.requests,
+            cost=self.cost + other.cost,
         )
 
 

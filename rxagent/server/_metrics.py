@@ -95,6 +95,10 @@ class ServerMetrics:
             "rxagent_tokens", "Model tokens, by agent and direction (input, output).",
             ["agent", "direction"], registry=reg,
         )  # fmt: skip
+        self.cost = make_counter(
+            "rxagent_cost_usd", "Model cost in US dollars (Usage.cost, from the agent's price "
+            "table), by agent.", ["agent"], registry=reg,
+        )  # fmt: skip
         self.run_seconds = make_histogram(
             "rxagent_run_duration_seconds", "Wall time of runs, by agent.", ["agent"],
             buckets=_LATENCY_BUCKETS, registry=reg,
@@ -119,12 +123,13 @@ class ServerMetrics:
         self.api_errors.labels(code=code, status=str(status)).inc()
 
     def finished(self, agent: str, result: AgentResult[Any] | None, seconds: float) -> None:
-        """Count a finished run: its outcome, latency and tokens (`result=None`: cancelled)."""
+        """Count a finished run: outcome, latency, tokens and cost (`result=None`: cancelled)."""
         self.runs.labels(agent=agent, outcome=outcome_of(result)).inc()
         self.run_seconds.labels(agent=agent).observe(seconds)
         if result is not None:
             self.tokens.labels(agent=agent, direction="input").inc(result.usage.input_tokens)
             self.tokens.labels(agent=agent, direction="output").inc(result.usage.output_tokens)
+            self.cost.labels(agent=agent).inc(result.usage.cost)
 
     def render(self) -> bytes:
         """The registry in the Prometheus text format."""

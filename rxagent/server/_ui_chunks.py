@@ -17,6 +17,7 @@ One run is one assistant `UIMessage`: `start` opens it, each reasoning step is a
 | `ErrorEvent`, recoverable | `data-error` (transient) |
 | `ErrorEvent`, not recoverable | `error` |
 | `RetryEvent` / `CustomEvent` | `data-retry` / `data-custom` (transient) |
+| `FallbackEvent` | `data-fallback` (transient): `fromModel`, `toModel`, `code`, `message` |
 | `GuardEvent` | `data-guard` (transient): `stage`, `action`, `target`, `toolCallId`, `flagged`, `score`, `reasons`, `retryAfter` |
 | `ApprovalRequestedEvent` | `tool-input-start`/`tool-input-available` if not announced yet, then `tool-approval-request` (`approvalId`, `toolCallId`) |
 | `InterruptedEvent` | closes the open parts |
@@ -38,6 +39,7 @@ from rxagent.events import (
     ApprovalRequestedEvent,
     CustomEvent,
     ErrorEvent,
+    FallbackEvent,
     GuardEvent,
     InterruptedEvent,
     PostActingEvent,
@@ -165,10 +167,8 @@ class UIMessageStreamTranslator:
                 self._on_post_acting(event, out)
             case ErrorEvent():
                 self._on_error(event, out)
-            case RetryEvent():
-                retry: dict[str, Any] = {"attempt": event.attempt, "delaySeconds": event.delay_s}
-                retry |= {"code": str(event.code), "message": event.message}
-                out.append({"type": "data-retry", "data": retry, "transient": True})
+            case RetryEvent() | FallbackEvent():
+                out.append(_model_notice(event))
             case CustomEvent():
                 custom = {"name": event.name, "data": json_ready(event.data)}
                 out.append({"type": "data-custom", "data": custom, "transient": True})
@@ -419,3 +419,16 @@ def _take_held_back(held_back: list[_StreamedCall], call_id: str) -> _StreamedCa
         if streamed.id is None:
             return held_back.pop(i)
     return None
+
+
+def _model_notice(event: RetryEvent | FallbackEvent) -> UIChunk:
+    """The transient `data-retry` / `data-fallback` chunk of a model request tried again."""
+    data: dict[str, Any]
+    if isinstance(event, RetryEvent):
+        data = {"attempt": event.attempt, "delaySeconds": event.delay_s}
+        kind = "data-retry"
+    else:
+        data = {"fromModel": event.from_model, "toModel": event.to_model}
+        kind = "data-fallback"
+    data |= {"code": str(event.code), "message": event.message}
+    return {"type": kind, "data": data, "transient": True}

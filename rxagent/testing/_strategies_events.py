@@ -17,6 +17,7 @@ from rxagent.events import (
     ContextTrimmedEvent,
     CustomEvent,
     ErrorEvent,
+    FallbackEvent,
     GuardAction,
     GuardEvent,
     GuardTarget,
@@ -304,6 +305,14 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
         {
             "attempt": st.integers(min_value=2, max_value=6),
             "delay_s": st.floats(min_value=0, max_value=60),
+            "code": st.sampled_from(ErrorCode),
+            "message": st.text(max_size=20),
+        }
+    ),
+    FallbackEvent: lambda: st.fixed_dictionaries(
+        {
+            "from_model": idents,
+            "to_model": idents,
             "code": st.sampled_from(ErrorCode),
             "message": st.text(max_size=20),
         }

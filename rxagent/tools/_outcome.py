@@ -75,6 +75,9 @@ class ToolOutcome:
     ran: bool = True
     """False when the tool was never invoked: an unknown or unavailable tool, or arguments that
     did not validate. `AgentResult.tools_used` lists only calls that ran."""
+    modified_by: tuple[str, ...] = ()
+    """The tool interceptors that changed the call or the result (`PostActingEvent.modified_by`
+    starts with them)."""
 
     @property
     def ok(self) -> bool:

@@ -28,6 +28,7 @@ EXPECTED: dict[str, str] = {
     "guarded_agent": "replies stored in memory: 3, with a card number: 0",
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
     "injection_check": "hats: I ignored instructions inside the page.",
+    "interceptors": "cached: '3 lamps.', requests 0, cache hits 2",
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
     "mcp_tools": "In Asia/Tokyo it is ",
     "property_test_hooks": "the promise held on 30 random scripts",
