@@ -42,6 +42,7 @@ from rxagent.agent._output import check_answer, final_output, read_reply, record
 from rxagent.agent._reasoning import reason
 from rxagent.agent._resume import continue_parked
 from rxagent.agent._saving import save_checkpoint, save_state
+from rxagent.agent._selecting import selected_tools
 from rxagent.agent.conditions import decision_of
 from rxagent.errors import (
     AgentRunError,
@@ -230,7 +231,7 @@ async def _step(run: Run, final: bool) -> bool:
         await run.interrupted("before_reasoning")
         return final
     await run.lease.renew()
-    pre = await run.events.publish(_pre_reasoning(run, final))
+    pre = await run.events.publish(await _pre_reasoning(run, final))
     if run.stopping():  # asked to stop while PreReasoning hooks ran: no model call
         await run.interrupted("before_reasoning")
         return final
@@ -282,7 +283,7 @@ async def _step(run: Run, final: bool) -> bool:
     return following_final
 
 
-def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
+async def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
     """This step's request: the system prompt and memory, the tools on offer, the options."""
     ctx = run.ctx
     messages = tuple(run.memory)
@@ -293,6 +294,7 @@ def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
         tools: tuple[Any, ...] = ()
     else:
         tools = offered_tools(run, run.agent.toolkit.schemas(run.state.active_groups))
+        tools = await selected_tools(run, tools)  # the agent's tool_selector, if any
     options = ctx.options
     plan = run.output_plan
     if plan is not None:  # the final-answer tool, the response format, the tool choice

@@ -1,0 +1,90 @@
+"""Tool selection in the run: the tools of each request, as the agent's `ToolSelector` chose.
+
+The selector sees the text of the user's latest message and the tools the request could offer
+(after tool groups and `Permission`), and the run keeps what it chose: only those tools, at most
+`max_tools_per_request`, in the toolkit's order (so the request's tool list stays stable for the
+provider's prompt cache). `PreReasoningEvent` carries the selection; a call to any other tool
+gets "Tool 'x' is not available in this step" (`Toolkit.execute(offered=...)`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rxagent._validate import check_int
+from rxagent.errors import ConfigurationError, UnknownRunError
+from rxagent.tools import KeywordSelector, ToolSelector
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rxagent.agent._run import Run
+    from rxagent.messages import Msg
+    from rxagent.models.base import ToolSchema
+
+__all__ = ["check_tool_selection", "latest_user_text", "selected_tools"]
+
+
+def check_tool_selection(
+    selector: object, max_tools_per_request: int | None
+) -> ToolSelector | None:
+    """The agent's selector: the one given, `KeywordSelector()` for a limit alone, or None.
+
+    Raises:
+        ConfigurationError: A limit that is not an int >= 1, or a selector without `select`.
+    """
+    check_int("max_tools_per_request", max_tools_per_request, optional=True)
+    if selector is None:
+        return KeywordSelector() if max_tools_per_request is not None else None
+    if not isinstance(selector, ToolSelector):
+        raise ConfigurationError(
+            f"tool_selector= takes a ToolSelector (an object with async select(query, tools, "
+            f"limit)), such as KeywordSelector() or EmbeddingSelector(embedder); got {selector!r}"
+        )
+    return selector
+
+
+def latest_user_text(memory: Sequence[Msg]) -> str:
+    """The text of the latest user message of `memory` (`""` when there is none).
+
+    Example:
+        ```python
+        from rxagent import Msg
+        from rxagent.agent._selecting import latest_user_text
+
+        history = [Msg.user("weather?"), Msg.assistant("Where?"), Msg.user("in Oslo")]
+        assert latest_user_text(history) == "in Oslo"
+        assert latest_user_text([]) == ""
+        ```
+    """
+    for message in reversed(memory):
+        if message.role == "user":
+            return message.text
+    return ""
+
+
+async def selected_tools(run: Run, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+    """The tools this request offers, of `tools`: the agent's selector decides.
+
+    Raises:
+        UnknownRunError: The selector raised (the run fails, as for a failing stop condition).
+    """
+    agent = run.agent
+    selector = agent.tool_selector
+    if selector is None or not tools:
+        return tools
+    limit = agent.max_tools_per_request
+    try:
+        chosen = await selector.select(latest_user_text(run.memory), tools, limit)
+        names = list(dict.fromkeys(t.name for t in chosen))
+    except Exception as exc:  # a user's selector (or its embedder) failed
+        raise UnknownRunError(
+            f"tool_selector {selector!r} raised {type(exc).__name__}: {exc}",
+            source="tool_selector",
+        ) from exc
+    known = {t.name for t in tools}
+    keep = [name for name in names if name in known]  # never a tool the request cannot offer
+    if limit is not None:
+        keep = keep[:limit]
+    wanted = set(keep)
+    return tuple(t for t in tools if t.name in wanted)
