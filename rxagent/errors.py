@@ -28,6 +28,7 @@ RxAgentError
     ├── ContextTooLongError           CONTEXT_TOO_LONG
     ├── AuthenticationError           AUTH
     ├── InvalidRequestError           INVALID_REQUEST
+    │   └── MemoryScopeError          a user-scoped memory in a run without a user (rxagent.memory)
     ├── ProviderError                 PROVIDER_ERROR
     │   └── ScriptExhaustedError      a ScriptedModel called once too often (rxagent.testing)
     ├── ToolExecutionError            TOOL_ERROR
@@ -86,6 +87,7 @@ __all__ = [
     "InvalidRequestError",
     "MCPConnectionError",
     "MaxIterationsError",
+    "MemoryScopeError",
     "NoActiveRunError",
     "OutputInvalidError",
     "ProviderError",
@@ -494,6 +496,16 @@ class InvalidRequestError(AgentRunError):
     """The provider rejected the request as malformed."""
 
     code = ErrorCode.INVALID_REQUEST
+
+
+class MemoryScopeError(InvalidRequestError):
+    """A long-term memory scoped by user was used in a run that names no user.
+
+    `LongTermMemory(scope="user")` reads the user id from the run's `principal` (or from its
+    own `user_id=` function); without one it refuses rather than share one anonymous memory
+    among every caller. Inside a run it fails the run (`INVALID_REQUEST`) or, from the
+    `remember` and `recall` tools, gives the model an error result.
+    """
 
 
 class ProviderError(AgentRunError):

@@ -13,16 +13,13 @@ from typing import TYPE_CHECKING
 
 from rxagent._validate import check_int
 from rxagent.errors import ConfigurationError, UnknownRunError
-from rxagent.tools import KeywordSelector, ToolSelector
+from rxagent.tools import KeywordSelector, ToolSelector, latest_user_text
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from rxagent.agent._run import Run
-    from rxagent.messages import Msg
     from rxagent.models.base import ToolSchema
 
-__all__ = ["check_tool_selection", "latest_user_text", "selected_tools"]
+__all__ = ["check_tool_selection", "selected_tools"]
 
 
 def check_tool_selection(
@@ -42,25 +39,6 @@ def check_tool_selection(
             f"limit)), such as KeywordSelector() or EmbeddingSelector(embedder); got {selector!r}"
         )
     return selector
-
-
-def latest_user_text(memory: Sequence[Msg]) -> str:
-    """The text of the latest user message of `memory` (`""` when there is none).
-
-    Example:
-        ```python
-        from rxagent import Msg
-        from rxagent.agent._selecting import latest_user_text
-
-        history = [Msg.user("weather?"), Msg.assistant("Where?"), Msg.user("in Oslo")]
-        assert latest_user_text(history) == "in Oslo"
-        assert latest_user_text([]) == ""
-        ```
-    """
-    for message in reversed(memory):
-        if message.role == "user":
-            return message.text
-    return ""
 
 
 async def selected_tools(run: Run, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:

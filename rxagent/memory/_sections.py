@@ -23,8 +23,8 @@ def with_section(messages: Sequence[Msg], section: str) -> list[Msg]:
         from rxagent import Msg
         from rxagent.memory._sections import with_section
 
-        request = with_section([Msg.system("Be brief."), Msg.user("hi")], "[Memory]\\n- likes tea")
-        assert request[0].text == "Be brief.\\n\\n[Memory]\\n- likes tea"
+        request = with_section([Msg.system("Be brief."), Msg.user("hi")], "[Memory]\n- likes tea")
+        assert request[0].text == "Be brief.\n\n[Memory]\n- likes tea"
         assert with_section([Msg.user("hi")], "[Memory]")[0].text == "[Memory]"
         ```
     """

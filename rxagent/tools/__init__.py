@@ -18,6 +18,7 @@ from rxagent.tools._selection import EmbeddingSelector as EmbeddingSelector
 from rxagent.tools._selection import KeywordSelector as KeywordSelector
 from rxagent.tools._selection import ToolSelector as ToolSelector
 from rxagent.tools._selection import keywords as keywords
+from rxagent.tools._selection import latest_user_text as latest_user_text
 from rxagent.tools._tool import Tool as Tool
 from rxagent.tools._tool import tool as tool
 from rxagent.tools._toolkit import Toolkit as Toolkit
@@ -37,5 +38,6 @@ __all__ = [
     "Toolkit",
     "Toolset",
     "keywords",
+    "latest_user_text",
     "tool",
 ]

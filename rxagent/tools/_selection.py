@@ -21,10 +21,18 @@ from rxagent.errors import ConfigurationError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from rxagent.messages import Msg
     from rxagent.models.base import ToolSchema
     from rxagent.rag import Embedder
 
-__all__ = ["AllTools", "EmbeddingSelector", "KeywordSelector", "ToolSelector", "keywords"]
+__all__ = [
+    "AllTools",
+    "EmbeddingSelector",
+    "KeywordSelector",
+    "ToolSelector",
+    "keywords",
+    "latest_user_text",
+]
 
 _WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Words too common to tell tools apart: matching them says nothing about a tool.
@@ -99,6 +107,25 @@ def keywords(text: str) -> frozenset[str]:
             continue
         found.add(_singular(word))
     return frozenset(found)
+
+
+def latest_user_text(messages: Sequence[Msg]) -> str:
+    """The text of the latest user message (`""` when there is none): what selection reads.
+
+    Example:
+        ```python
+        from rxagent import Msg
+        from rxagent.tools import latest_user_text
+
+        history = [Msg.user("weather?"), Msg.assistant("Where?"), Msg.user("in Oslo")]
+        assert latest_user_text(history) == "in Oslo"
+        assert latest_user_text([]) == ""
+        ```
+    """
+    for message in reversed(messages):
+        if message.role == "user":
+            return message.text
+    return ""
 
 
 def _singular(word: str) -> str:
