@@ -3,8 +3,9 @@
 The selector sees the text of the user's latest message and the tools the request could offer
 (after tool groups and `Permission`), and the run keeps what it chose: only those tools, at most
 `max_tools_per_request`, in the toolkit's order (so the request's tool list stays stable for the
-provider's prompt cache). `PreReasoningEvent` carries the selection; a call to any other tool
-gets "Tool 'x' is not available in this step" (`Toolkit.execute(offered=...)`).
+provider's prompt cache). `manage_tool_groups`, the way to the other groups' tools, is always
+kept; it counts toward the limit. `PreReasoningEvent` carries the selection; a call to any
+other tool gets "Tool 'x' is not available in this step" (`Toolkit.execute(offered=...)`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rxagent._validate import check_int
 from rxagent.errors import ConfigurationError, UnknownRunError
-from rxagent.tools import KeywordSelector, ToolSelector, latest_user_text
+from rxagent.tools import GROUP_TOOL_NAME, KeywordSelector, ToolSelector, latest_user_text
 
 if TYPE_CHECKING:
     from rxagent.agent._run import Run
@@ -52,17 +53,20 @@ async def selected_tools(run: Run, tools: tuple[ToolSchema, ...]) -> tuple[ToolS
     if selector is None or not tools:
         return tools
     limit = agent.max_tools_per_request
+    pinned = [t.name for t in tools if t.name == GROUP_TOOL_NAME]
+    candidates = [t for t in tools if t.name != GROUP_TOOL_NAME]
+    room = None if limit is None else limit - len(pinned)
+    if not candidates or room == 0:
+        return tuple(t for t in tools if t.name in pinned)
     try:
-        chosen = await selector.select(latest_user_text(run.memory), tools, limit)
+        chosen = await selector.select(latest_user_text(run.memory), candidates, room)
         names = list(dict.fromkeys(t.name for t in chosen))
     except Exception as exc:  # a user's selector (or its embedder) failed
         raise UnknownRunError(
             f"tool_selector {selector!r} raised {type(exc).__name__}: {exc}",
             source="tool_selector",
         ) from exc
-    known = {t.name for t in tools}
+    known = {t.name for t in candidates}
     keep = [name for name in names if name in known]  # never a tool the request cannot offer
-    if limit is not None:
-        keep = keep[:limit]
-    wanted = set(keep)
+    wanted = {*(keep if room is None else keep[:room]), *pinned}
     return tuple(t for t in tools if t.name in wanted)

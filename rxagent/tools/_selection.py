@@ -311,6 +311,9 @@ class EmbeddingSelector:
         texts = [self.tool_text(t) for t in tools]
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if missing:
+            if len(self._vectors) + len(missing) > 4096:  # descriptions that changed pile up
+                self._vectors.clear()
+                missing = list(dict.fromkeys(texts))
             self._vectors.update(zip(missing, await self._embed(missing), strict=True))
         if self._query is None or self._query[0] != query:
             (vector,) = await self._embed([query])

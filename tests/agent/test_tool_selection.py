@@ -189,3 +189,18 @@ async def test_offered_tools_are_a_stable_subset_of_at_most_the_limit(
     assert len(first) == min(limit, len(names))
     order = [n for n in names if n in first]
     assert list(first) == order  # the toolkit's order
+
+
+async def test_the_group_tool_is_always_offered_and_counts_toward_the_limit():
+    grouped = [
+        *TOOLS,
+        Tool.from_schema("git_log", "Show the git log.", {"type": "object"}, _tool("x", "").fn),
+    ]
+    kit = Toolkit(grouped, groups={"git": "Git tools."}, group_tool=True)
+    model = ScriptedModel(["a", "b"])
+    agent = ReActAgent("a", "", model, tools=kit, max_tools_per_request=2)
+    await agent.call("the weather")
+    assert model.requests[0].tool_names == ("get_weather", "manage_tool_groups")
+    one = ReActAgent("a", "", model, tools=kit, max_tools_per_request=1)
+    await one.call("the weather")
+    assert model.requests[1].tool_names == ("manage_tool_groups",)
