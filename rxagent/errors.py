@@ -9,6 +9,7 @@ RxAgentError
 │   ├── ToolDefinitionError           a tool whose signature cannot become a JSON schema
 │   ├── StateVersionError             saved state written by a newer rxagent
 │   ├── ControlMessageTooLargeError   a control message over its channel's limit (rxagent.state)
+│   ├── EmbedderMismatchError         a collection opened with another embedder (rxagent.rag)
 │   └── UnsupportedSchemaError        a tool schema the test strategies cannot draw arguments from
 ├── SessionBusyError                  the session already has a run in progress
 ├── ConcurrentModificationError       an optimistic-version conflict in a SessionStore
@@ -76,6 +77,7 @@ __all__ = [
     "ConnectionLostError",
     "ContextTooLongError",
     "ControlMessageTooLargeError",
+    "EmbedderMismatchError",
     "ErrorCode",
     "EventProtocolError",
     "GuardRejectedError",
@@ -181,6 +183,21 @@ class ControlMessageTooLargeError(ConfigurationError):
         from rxagent.errors import ConfigurationError, ControlMessageTooLargeError
 
         assert issubclass(ControlMessageTooLargeError, ConfigurationError)
+        ```
+    """
+
+
+class EmbedderMismatchError(ConfigurationError):
+    """A knowledge base collection was made with another embedder than the one it is opened with.
+
+    Vectors of two models are not comparable, so a collection remembers the embedder (name and
+    dimensions, or none for sparse only) that filled it; the message names both and the fix.
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError, EmbedderMismatchError
+
+        assert issubclass(EmbedderMismatchError, ConfigurationError)
         ```
     """
 

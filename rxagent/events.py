@@ -18,6 +18,7 @@ serializes and parses any of them.
 | `OutputChunkEvent` | none |
 | `ApprovalRequestedEvent` | none |
 | `GuardEvent` | none |
+| `RetrievalEvent` | none |
 
 Example:
     ```python
@@ -61,6 +62,7 @@ __all__ = [
     "GuardEvent",
     "GuardTarget",
     "GuardVerdict",
+    "Hit",
     "InterruptedEvent",
     "OutputChunkEvent",
     "PostActingEvent",
@@ -70,6 +72,7 @@ __all__ = [
     "PreCallEvent",
     "PreReasoningEvent",
     "ReasoningChunkEvent",
+    "RetrievalEvent",
     "RetryEvent",
 ]
 
@@ -400,6 +403,54 @@ class GuardEvent(BaseEvent):
     """The call, for a `tool_call` or `tool_result` verdict."""
 
 
+class Hit(BaseModel):
+    """One chunk a knowledge base found for a query (`rxagent.rag.KnowledgeBase.search`).
+
+    Example:
+        ```python
+        from rxagent.rag import Hit
+
+        hit = Hit(id="guide", text="Run pip install rxagent.", score=0.8, metadata={"position": 0})
+        assert hit.metadata["position"] == 0 and hit.vector is None
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """The id of the document the chunk belongs to (as `add_texts` returned it)."""
+    text: str
+    """The chunk's text."""
+    score: float
+    """How well it matches: higher is better; comparable only within one search."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """The document's metadata given to `add_texts`, plus `source` (the metadata's `source`, or
+    the document id), `position` (the chunk's index in its document) and `heading` (the title of
+    its section, when it has one)."""
+    vector: tuple[float, ...] | None = Field(default=None, exclude=True, repr=False)
+    """The chunk's dense vector, when the search asked for it (rerankers use it); never
+    serialized."""
+
+
+class RetrievalEvent(BaseEvent):
+    """A `Retrieve` hook searched a knowledge base and added what it found to the request.
+
+    It comes right after the `PreReasoningEvent` whose request carries the
+    `[Retrieved Context]` section. The section is part of that request only, never of memory.
+    """
+
+    type: Literal["retrieval"] = "retrieval"
+    query: str
+    """What was searched for (the current user message)."""
+    hits: tuple[Hit, ...] = ()
+    """The chunks in the section, numbered from 1 in this order."""
+    tokens: int = 0
+    """The tokens of the section."""
+    dropped: tuple[str, ...] = ()
+    """Ids of documents whose chunks were found but left out: over the token budget, or
+    rejected by a guard."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -426,7 +477,8 @@ AgentEvent: TypeAlias = Annotated[
     | CustomEvent
     | OutputChunkEvent
     | ApprovalRequestedEvent
-    | GuardEvent,
+    | GuardEvent
+    | RetrievalEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -451,5 +503,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     OutputChunkEvent,
     ApprovalRequestedEvent,
     GuardEvent,
+    RetrievalEvent,
 )
 """Every built-in event class."""
