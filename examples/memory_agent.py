@@ -4,8 +4,8 @@
   eight; the memory tools are always among them (`always=`).
 - `WorkingMemory` keeps the order id a tool returned, so it is in the request after the tool
   result was trimmed away to fit a small context window.
-- `LongTermMemory` (scoped by user) keeps what the model chose to `remember`, and recalls it
-  into the user's next session.
+- `LongTermMemory` (scoped by user, in a Qdrant `KnowledgeBase`) keeps what the model chose to
+  `remember`, and recalls it into the user's next session.
 
 Run it:
 
@@ -13,13 +13,13 @@ Run it:
 """
 
 import asyncio
-from typing import Any
 
 from rxagent import Principal, ReActAgent, tool
 from rxagent.hooks.builtin import ContextWindow
-from rxagent.memory import KeywordStore, LongTermMemory, WorkingMemory
-from rxagent.testing import ScriptedModel, tool_call
-from rxagent.tools import KeywordSelector, Tool
+from rxagent.memory import LongTermMemory, WorkingMemory
+from rxagent.rag import KnowledgeBase
+from rxagent.testing import ScriptedModel, Turn, tool_call
+from rxagent.tools import KeywordSelector
 
 __all__ = ["main"]
 
@@ -45,55 +45,54 @@ def refund_order(order_id: str) -> str:
     return f"{order_id} refunded"
 
 
-def other_tool(name: str, about: str) -> Tool[..., Any]:
+def unrelated() -> str:
     """A tool this conversation does not need."""
-    return tool(lambda: "ok", name=name, description=about)
+    return "ok"
 
 
 OTHERS = [
-    other_tool("get_weather", "The weather forecast."),
-    other_tool("translate_text", "Translate a text."),
-    other_tool("send_invoice", "Email an invoice."),
-    other_tool("list_products", "List the products in the catalog."),
+    tool(unrelated, name=name, description=about)
+    for name, about in [
+        ("get_weather", "The weather forecast."),
+        ("translate_text", "Translate a text."),
+        ("send_invoice", "Email an invoice."),
+        ("list_products", "List the products in the catalog."),
+    ]
+]
+SCRIPT: list[Turn] = [
+    [tool_call("lookup_order", order="17"), tool_call("remember", fact="Ann wants bank refunds.")],
+    "ORD-17 has shipped.",
+    tool_call("refund_order", order_id="ORD-17"),
+    "ORD-17 is refunded.",
+    "By bank transfer, as you asked.",
 ]
 
 
 async def main() -> None:
     """Monday: an order is looked up, then refunded; Tuesday: the user's wish comes back."""
-    memory = LongTermMemory(KeywordStore(), mode="both")
-    remember = tool_call("remember", fact="Ann wants refunds by bank transfer.")
-    model = ScriptedModel(
-        [
-            [tool_call("lookup_order", order="17"), remember],
-            "ORD-17 has shipped.",
-            tool_call("refund_order", order_id="ORD-17"),
-            "ORD-17 is refunded.",
-            "By bank transfer, as you asked.",
-        ],
-        context_window=1_000,
-    )
-    agent = ReActAgent(
-        "support",
-        "You help with orders.",
-        model,
-        tools=[lookup_order, refund_order, *OTHERS, *memory.tools()],
-        hooks=[WorkingMemory(), memory, ContextWindow(max_output_tokens=200)],
-        tool_selector=KeywordSelector(always=["remember", "recall"]),
-        max_tools_per_request=4,
-    )
-    ann = Principal(user_id="ann")
-    await agent.call(
-        "Where is order 17? Refunds by transfer, please.", principal=ann, session_id="mon"
-    )
-    print("offered:", list(model.requests[0].tool_names))
-    await agent.call("Refund the order.", principal=ann, session_id="mon")
-    request = model.requests[2].messages  # the lookup's result is no longer in it
-    assert not any(m.role == "tool" for m in request)
-    print("working memory:", next(x for x in request[0].text.splitlines() if "ORD-17" in x))
-    result = await agent.call("How do refunds reach me?", principal=ann, session_id="tue")
-    recalled = next(x for x in model.requests[4].messages[0].text.splitlines() if "Ann" in x)
-    print("recalled on Tuesday:", recalled)
-    print("reply:", result.text)
+    async with KnowledgeBase(":memory:", embedder=None) as kb:  # sparse search: no model
+        memory = LongTermMemory(kb, mode="both")
+        model = ScriptedModel(SCRIPT, context_window=1_000)
+        agent = ReActAgent(
+            "support",
+            "You help with orders.",
+            model,
+            tools=[lookup_order, refund_order, *OTHERS, *memory.tools()],
+            hooks=[WorkingMemory(), memory, ContextWindow(max_output_tokens=200)],
+            tool_selector=KeywordSelector(always=["remember", "recall"]),
+            max_tools_per_request=4,
+        )
+        ann = Principal(user_id="ann")
+        await agent.call("Order 17? Refunds by bank, please.", principal=ann, session_id="mo")
+        print("offered:", list(model.requests[0].tool_names))
+        await agent.call("Refund the order.", principal=ann, session_id="mo")
+        request = model.requests[2].messages  # the lookup's result is no longer in it
+        assert not any(m.role == "tool" for m in request)
+        print("working memory:", next(x for x in request[0].text.splitlines() if "ORD-17" in x))
+        result = await agent.call("How do refunds reach me?", principal=ann, session_id="tu")
+        recalled = next(x for x in model.requests[4].messages[0].text.splitlines() if "Ann" in x)
+        print("recalled on Tuesday:", recalled)
+        print("reply:", result.text)
 
 
 if __name__ == "__main__":

@@ -79,17 +79,19 @@ class LongTermMemory(BaseHook):
         ```python
         import asyncio
         from rxagent import Principal, ReActAgent
-        from rxagent.memory import KeywordStore, LongTermMemory, MemoryScope
+        from rxagent.memory import LongTermMemory, MemoryScope
+        from rxagent.rag import KnowledgeBase
         from rxagent.testing import ScriptedModel
 
 
         async def main() -> str:
-            memory = LongTermMemory(KeywordStore(), mode="static", scope="user")
-            await memory.save("Ann drinks her tea without sugar.", MemoryScope.user("ann"))
-            model = ScriptedModel(["No sugar, as usual."])
-            agent = ReActAgent("barista", "You serve tea.", model, hooks=[memory])
-            await agent.call("A tea with sugar?", principal=Principal(user_id="ann"))
-            return model.requests[0].messages[0].text
+            async with KnowledgeBase(":memory:", embedder=None) as kb:
+                memory = LongTermMemory(kb, mode="static", scope="user")
+                await memory.save("Ann drinks her tea without sugar.", MemoryScope.user("ann"))
+                model = ScriptedModel(["No sugar, as usual."])
+                agent = ReActAgent("barista", "You serve tea.", model, hooks=[memory])
+                await agent.call("A tea with sugar?", principal=Principal(user_id="ann"))
+                return model.requests[0].messages[0].text
 
         system = asyncio.run(main())
         assert "[Memory]" in system and "- Ann drinks her tea without sugar." in system
