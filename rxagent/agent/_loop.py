@@ -294,7 +294,9 @@ async def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
         tools: tuple[Any, ...] = ()
     else:
         tools = offered_tools(run, run.agent.toolkit.schemas(run.state.active_groups))
-        tools = await selected_tools(run, tools)  # the agent's tool_selector, if any
+        selector = run.agent.tool_selector
+        if selector is not None:  # only the tools it selects are offered
+            tools = await selected_tools(run, selector, tools)
     options = ctx.options
     plan = run.output_plan
     if plan is not None:  # the final-answer tool, the response format, the tool choice

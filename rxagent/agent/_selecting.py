@@ -42,17 +42,17 @@ def check_tool_selection(
     return selector
 
 
-async def selected_tools(run: Run, tools: tuple[ToolSchema, ...]) -> tuple[ToolSchema, ...]:
+async def selected_tools(
+    run: Run, selector: ToolSelector, tools: tuple[ToolSchema, ...]
+) -> tuple[ToolSchema, ...]:
     """The tools this request offers, of `tools`: the agent's selector decides.
 
     Raises:
         UnknownRunError: The selector raised (the run fails, as for a failing stop condition).
     """
-    agent = run.agent
-    selector = agent.tool_selector
-    if selector is None or not tools:
+    if not tools:
         return tools
-    limit = agent.max_tools_per_request
+    limit = run.agent.max_tools_per_request
     pinned = [t.name for t in tools if t.name == GROUP_TOOL_NAME]
     candidates = [t for t in tools if t.name != GROUP_TOOL_NAME]
     room = None if limit is None else limit - len(pinned)
