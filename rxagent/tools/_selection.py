@@ -35,6 +35,7 @@ __all__ = [
     "latest_user_text",
 ]
 
+_CACHE_LIMIT: Final = 4096  # cached tool texts per selector: toolkits change rarely
 _WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Words too common to tell tools apart: matching them says nothing about a tool.
 _STOP_WORDS: Final = frozenset(
@@ -226,7 +227,7 @@ class KeywordSelector:
         key = (tool.name, tool.description)
         found = self._words.get(key)
         if found is None:
-            if len(self._words) >= 4096:  # toolkits change rarely; bound the cache anyway
+            if len(self._words) >= _CACHE_LIMIT:
                 self._words.clear()
             found = self._words[key] = (keywords(tool.name), keywords(tool.description))
         in_name, in_description = found
@@ -312,7 +313,7 @@ class EmbeddingSelector:
         texts = [self.tool_text(t) for t in tools]
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if missing:
-            if len(self._vectors) + len(missing) > 4096:  # descriptions that changed pile up
+            if len(self._vectors) + len(missing) > _CACHE_LIMIT:  # old descriptions pile up
                 self._vectors.clear()
                 missing = list(dict.fromkeys(texts))
             self._vectors.update(zip(missing, await self._embed(missing), strict=True))

@@ -280,3 +280,12 @@ async def test_keyword_store_lengths_delete_and_hits():
     assert [h.text for h in hits] == ["green tea"]
     assert await store.delete([ids[0], "missing"]) == 1
     assert repr(store) == "<KeywordStore texts=1>"
+
+
+async def test_a_tools_mode_memory_registered_as_a_hook_changes_nothing():
+    store = CountingStore()
+    memory = LongTermMemory(store, mode="tools")
+    model = ScriptedModel(["ok"])
+    await ReActAgent("a", "S.", model, hooks=[memory]).call("tea?", principal=ANN)
+    assert system_of(model) == "S."
+    assert store.searches == []

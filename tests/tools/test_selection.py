@@ -213,3 +213,16 @@ def test_hash_embedder_is_deterministic():
     a, b = (asyncio.run(HashEmbedder().embed(["weather city"])) for _ in range(2))
     assert a == b
     assert math.isclose(sum(a[0]), 2.0)
+
+
+async def test_the_caches_are_bounded(monkeypatch):
+    from rxagent.tools import _selection
+
+    monkeypatch.setattr(_selection, "_CACHE_LIMIT", 3)
+    keyword, embedder = KeywordSelector(), HashEmbedder()
+    embedding = EmbeddingSelector(embedder)
+    for selector in (keyword, embedding):
+        assert len(await selector.select("weather", TOOLS[:2], 1)) == 1
+        assert names(await selector.select("weather", TOOLS, 1)) == ["get_weather"]
+    assert len(keyword._words) <= 3
+    assert embedder.batches[2] == [EmbeddingSelector.tool_text(t) for t in TOOLS]  # all again
