@@ -9,6 +9,7 @@ RxAgentError
 │   ├── ToolDefinitionError           a tool whose signature cannot become a JSON schema
 │   ├── StateVersionError             saved state written by a newer rxagent
 │   ├── ControlMessageTooLargeError   a control message over its channel's limit (rxagent.state)
+│   ├── MissingDependencyError        an optional package a feature needs is not installed
 │   └── UnsupportedSchemaError        a tool schema the test strategies cannot draw arguments from
 ├── SessionBusyError                  the session already has a run in progress
 ├── ConcurrentModificationError       an optimistic-version conflict in a SessionStore
@@ -48,7 +49,8 @@ and a failed `AgentResult`) until you ask for it with `raise_for_error()`.
 
 Some are also a built-in exception, so code that expects that one catches them too:
 `InvalidInputError`, `HookDefinitionError` and `ToolDefinitionError` are `TypeError`s,
-`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `NoActiveRunError` is a
+`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `MissingDependencyError` is an
+`ImportError`, `NoActiveRunError` is a
 `RuntimeError`, `MCPConnectionError` is a `ConnectionError` and `EventProtocolError` is an
 `AssertionError` (pytest reports it as a failed assertion). The modules named in the tree
 re-export their exceptions, so `from rxagent.state import StoreUnavailableError` works too.
@@ -86,6 +88,7 @@ __all__ = [
     "InvalidRequestError",
     "MCPConnectionError",
     "MaxIterationsError",
+    "MissingDependencyError",
     "NoActiveRunError",
     "OutputInvalidError",
     "ProviderError",
@@ -179,6 +182,22 @@ class ControlMessageTooLargeError(ConfigurationError):
         from rxagent.errors import ConfigurationError, ControlMessageTooLargeError
 
         assert issubclass(ControlMessageTooLargeError, ConfigurationError)
+        ```
+    """
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional package that a feature needs is not installed; the message says what to install.
+
+    Raised where the feature is set up (`LocalEmbedder()` without its weights, say), not later
+    when it is first used.
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError, MissingDependencyError
+
+        assert issubclass(MissingDependencyError, ConfigurationError)
+        assert issubclass(MissingDependencyError, ImportError)
         ```
     """
 
