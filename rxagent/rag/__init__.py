@@ -19,6 +19,7 @@ from rxagent.rag._filters import to_qdrant_filter as to_qdrant_filter
 from rxagent.rag._kb import DEFAULT_PATH as DEFAULT_PATH
 from rxagent.rag._kb import KnowledgeBase as KnowledgeBase
 from rxagent.rag._kb import SearchMode as SearchMode
+from rxagent.rag._local import LocalEmbedder as LocalEmbedder
 from rxagent.rag._rerank import LLMReranker as LLMReranker
 from rxagent.rag._rerank import MMRReranker as MMRReranker
 from rxagent.rag._rerank import Reranker as Reranker
@@ -40,6 +41,7 @@ __all__ = [
     "Hit",
     "KnowledgeBase",
     "LLMReranker",
+    "LocalEmbedder",
     "MMRReranker",
     "MetadataFilter",
     "Reranker",
