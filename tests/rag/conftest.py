@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rag_fakes import HashEmbedder
+from rag_fakes import HashEmbedder  # type: ignore[import-not-found]
 
 
 @pytest.fixture

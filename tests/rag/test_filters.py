@@ -12,7 +12,10 @@ from rxagent.rag import to_qdrant_filter
 def test_values_lists_and_ranges_translate():
     result = to_qdrant_filter({"lang": "en", "tags": ["a", "b"], "n": [1, 2], "year": {"gte": 3}})
     assert result is not None
-    lang, tags, numbers, year = result.must  # type: ignore[misc]
+    conditions = result.must
+    assert isinstance(conditions, list)
+    assert all(isinstance(c, models.FieldCondition) for c in conditions)
+    lang, tags, numbers, year = (c for c in conditions if isinstance(c, models.FieldCondition))
     assert lang.match == models.MatchValue(value="en")
     assert tags.match == models.MatchAny(any=["a", "b"])
     assert numbers.match == models.MatchAny(any=[1, 2])

