@@ -10,6 +10,7 @@ RxAgentError
 │   ├── StateVersionError             saved state written by a newer rxagent
 │   ├── ControlMessageTooLargeError   a control message over its channel's limit (rxagent.state)
 │   ├── EmbedderMismatchError         a collection opened with another embedder (rxagent.rag)
+│   ├── MissingDependencyError        an optional package a feature needs is not installed
 │   └── UnsupportedSchemaError        a tool schema the test strategies cannot draw arguments from
 ├── SessionBusyError                  the session already has a run in progress
 ├── ConcurrentModificationError       an optimistic-version conflict in a SessionStore
@@ -50,7 +51,8 @@ and a failed `AgentResult`) until you ask for it with `raise_for_error()`.
 
 Some are also a built-in exception, so code that expects that one catches them too:
 `InvalidInputError`, `HookDefinitionError` and `ToolDefinitionError` are `TypeError`s,
-`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `NoActiveRunError` is a
+`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `MissingDependencyError` is an
+`ImportError`, `NoActiveRunError` is a
 `RuntimeError`, `MCPConnectionError` is a `ConnectionError` and `EventProtocolError` is an
 `AssertionError` (pytest reports it as a failed assertion). The modules named in the tree
 re-export their exceptions, so `from rxagent.state import StoreUnavailableError` works too.
@@ -90,6 +92,7 @@ __all__ = [
     "MCPConnectionError",
     "MaxIterationsError",
     "MemoryScopeError",
+    "MissingDependencyError",
     "NoActiveRunError",
     "OutputInvalidError",
     "ProviderError",
@@ -198,6 +201,22 @@ class EmbedderMismatchError(ConfigurationError):
         from rxagent.errors import ConfigurationError, EmbedderMismatchError
 
         assert issubclass(EmbedderMismatchError, ConfigurationError)
+        ```
+    """
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional package that a feature needs is not installed; the message says what to install.
+
+    Raised where the feature is set up (`LocalEmbedder()` without its weights, say), not later
+    when it is first used.
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError, MissingDependencyError
+
+        assert issubclass(MissingDependencyError, ConfigurationError)
+        assert issubclass(MissingDependencyError, ImportError)
         ```
     """
 

@@ -345,9 +345,10 @@ class ApprovalRequestedEvent(BaseEvent):
     arguments, or the session is still waiting for a decision."""
 
 
-GuardTarget: TypeAlias = Literal["input", "tool_call", "tool_result", "output"]
-"""What a guard stage looked at: the run's input, a tool call about to run, a tool's result, or
-the final reply."""
+GuardTarget: TypeAlias = Literal["input", "tool_call", "tool_result", "output", "retrieved"]
+"""What a guard stage looked at: the run's input, a tool call about to run, a tool's result,
+the final reply, or a chunk a `Retrieve` hook found (screened by the stages that check tool
+results)."""
 
 GuardAction: TypeAlias = Literal["pass", "flag", "reject", "redact", "quarantine", "replace"]
 """What came of a verdict: nothing (`pass`), a record for audit (`flag`), the run or the tool
@@ -387,7 +388,8 @@ class GuardEvent(BaseEvent):
     Verdicts that flag (and, with `GuardPipeline(report_passes=True)`, passes too) are
     published. A rejected input comes right after PreCall, before an
     `ErrorEvent(source="guard:<stage>", code=GUARD_REJECTED)` and the PostCall; a tool-call or
-    tool-result verdict comes between that call's PreActing and PostActing.
+    tool-result verdict comes between that call's PreActing and PostActing; a `retrieved`
+    verdict comes right after the PreReasoning whose request the chunk was for.
     """
 
     type: Literal["guard"] = "guard"

@@ -19,15 +19,19 @@ from rxagent.rag._filters import to_qdrant_filter as to_qdrant_filter
 from rxagent.rag._kb import DEFAULT_PATH as DEFAULT_PATH
 from rxagent.rag._kb import KnowledgeBase as KnowledgeBase
 from rxagent.rag._kb import SearchMode as SearchMode
+from rxagent.rag._local import LocalEmbedder as LocalEmbedder
 from rxagent.rag._rerank import LLMReranker as LLMReranker
 from rxagent.rag._rerank import MMRReranker as MMRReranker
 from rxagent.rag._rerank import Reranker as Reranker
+from rxagent.rag._retrieve import CONTEXT_HEADER as CONTEXT_HEADER
+from rxagent.rag._retrieve import Retrieve as Retrieve
 from rxagent.rag._sparse import SparseEncoder as SparseEncoder
 from rxagent.rag._sparse import SparseVector as SparseVector
 from rxagent.rag._sparse import terms as terms
 from rxagent.rag._tool import format_hits as format_hits
 
 __all__ = [
+    "CONTEXT_HEADER",
     "DEFAULT_CHUNK_OVERLAP",
     "DEFAULT_CHUNK_TOKENS",
     "DEFAULT_PATH",
@@ -37,10 +41,12 @@ __all__ = [
     "Hit",
     "KnowledgeBase",
     "LLMReranker",
+    "LocalEmbedder",
     "MMRReranker",
     "MetadataFilter",
     "Reranker",
     "RetrievalEvent",
+    "Retrieve",
     "SearchMode",
     "SparseEncoder",
     "SparseVector",

@@ -84,6 +84,8 @@ class KnowledgeBase:
         batch_size: Texts per embedder call.
         reranker: Reorders each search's candidates (fetched `fetch_factor` times `k`).
         fetch_factor: How many more candidates than `k` a reranker sees.
+        search_mode: What `search` does by default: `"hybrid"` (with an embedder; the
+            default), `"dense"` (with an embedder) or `"sparse"` (the default without).
         counter: Counts tokens for chunking (`rxagent.tokens.counter_for(None)` by default).
         sparse: The BM25 encoder (its `k1`, `b` and `avg_length`).
 
@@ -126,6 +128,7 @@ class KnowledgeBase:
         batch_size: int = 64,
         reranker: Reranker | None = None,
         fetch_factor: int = 4,
+        search_mode: SearchMode | None = None,
         counter: TokenCounter | None = None,
         sparse: SparseEncoder | None = None,
     ) -> None:
@@ -146,6 +149,10 @@ class KnowledgeBase:
                 f"KnowledgeBase(chunk_overlap={chunk_overlap}) must be between 0 and half of "
                 f"chunk_tokens={chunk_tokens}"
             )
+        if search_mode not in (None, "hybrid", "dense", "sparse"):
+            raise ConfigurationError(
+                f"KnowledgeBase(search_mode={search_mode!r}) must be 'hybrid', 'dense' or 'sparse'"
+            )
         if batch_size < 1 or fetch_factor < 1:
             raise ConfigurationError("KnowledgeBase(batch_size=, fetch_factor=) must be >= 1")
         self.collection = collection
@@ -157,6 +164,7 @@ class KnowledgeBase:
         self.batch_size = batch_size
         self.reranker = reranker
         self.fetch_factor = fetch_factor
+        self._mode = search_mode
         self.sparse = sparse if sparse is not None else SparseEncoder()
         self._counter = counter
         self._backend = QdrantBackend(path=path, url=url, api_key=api_key)
@@ -174,7 +182,9 @@ class KnowledgeBase:
 
     @property
     def mode(self) -> SearchMode:
-        """`"hybrid"` with an embedder, else `"sparse"`."""
+        """What `search` does by default: `search_mode`, else hybrid with an embedder."""
+        if self._mode is not None:
+            return self._mode
         return "hybrid" if self.embedder is not None else "sparse"
 
     # -- the collection ---------------------------------------------------------------------------

@@ -46,9 +46,9 @@ def _fold(word: str) -> str:
     for suffix, replacement in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) + len(replacement) >= 3:
             stem = word[: -len(suffix)] + replacement
-            # "es" is a plural ending only after s, x, z, ch and sh ("boxes", "matches"); else
-            # only the "s" goes ("cases" -> "case").
-            if suffix == "es" and not stem.endswith(("s", "x", "z", "ch", "sh")):
+            # "es" is a plural ending after x, z, ch and sh ("boxes", "matches"); else only the
+            # "s" goes ("cases" -> "case"; "classes" took the "sses" rule).
+            if suffix == "es" and not stem.endswith(("x", "z", "ch", "sh")):
                 return word[:-1]
             return stem
     return word

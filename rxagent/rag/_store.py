@@ -14,6 +14,8 @@ from typing import Any, Final
 
 from qdrant_client import AsyncQdrantClient, QdrantClient
 
+from rxagent.errors import ConfigurationError
+
 __all__ = ["MEMORY", "QdrantBackend"]
 
 MEMORY: Final = ":memory:"
@@ -46,7 +48,17 @@ class QdrantBackend:
             return QdrantClient(location=MEMORY)
         # Calls come from worker threads, one at a time under the lock: the sqlite connection of
         # the local storage may be used by a thread other than the one that opened it.
-        return QdrantClient(path=self.path, force_disable_check_same_thread=True)
+        try:
+            return QdrantClient(path=self.path, force_disable_check_same_thread=True)
+        except RuntimeError as exc:
+            if "already accessed" not in str(exc):
+                raise
+            raise ConfigurationError(
+                f"the folder {self.path!r} is open in another KnowledgeBase or process "
+                "(qdrant-client's local mode locks it until aclose()); close that one first "
+                "(async with KnowledgeBase(...) as kb: closes it), or use a Qdrant server "
+                "(url=) for shared access"
+            ) from exc
 
     async def call(self, method: str, /, **kwargs: Any) -> Any:
         """Call the client's `method` with keyword arguments, opening the client on first use."""
