@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rxagent.context import Principal as Principal
     from rxagent.context import RunContext as RunContext
     from rxagent.context import current_run as current_run
+    from rxagent.error_messages import ErrorMessages as ErrorMessages
     from rxagent.errors import ErrorCode as ErrorCode
     from rxagent.errors import HookContractError as HookContractError
     from rxagent.errors import Reject as Reject

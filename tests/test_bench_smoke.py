@@ -91,3 +91,12 @@ def test_tool_selection_benchmark_runs(capsys: pytest.CaptureFixture[str]):
     text = capsys.readouterr().out
     assert "KeywordSelector                      shared words  100% / 100% / 100%" in text
     assert "40 tools:" in text
+
+
+def test_tracing_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    module = load_bench("tracing")
+    out = tmp_path / "results.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    assert "API only" in capsys.readouterr().out
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"untraced", "API only", "SDK"}

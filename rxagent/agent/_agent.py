@@ -21,6 +21,7 @@ from rxagent.agent._sessions import SessionRuns
 from rxagent.agent._start import RunArgs, call_then_close, new_run
 from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
 from rxagent.context import RunContext
+from rxagent.error_messages import ErrorMessages
 from rxagent.errors import ConfigurationError
 from rxagent.hooks import HookChain
 from rxagent.messages import Msg
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from rxagent.agent.conditions import StopCondition
     from rxagent.context import Principal
+    from rxagent.error_messages import ErrorMessagesLike
     from rxagent.events import BaseEvent
     from rxagent.guards import Guard, GuardPipeline
     from rxagent.output import OutputStrategy
@@ -94,6 +96,9 @@ class ReActAgent(AgentSessions):
             message; a call to a tool not offered gets an error result.
         max_tools_per_request: The most tools one request offers. Alone, it selects with
             `KeywordSelector()`; None (the default) and no selector: every tool.
+        error_messages: The text a user reads in `result.text` when a run fails without an
+            answer: an `ErrorMessages`, a `{ErrorCode: template}` mapping over the English
+            defaults, or a function `(error, ctx) -> str | None` (see "Observability").
 
     Example:
         ```python
@@ -145,6 +150,7 @@ class ReActAgent(AgentSessions):
         guards: GuardPipeline | Iterable[Guard] | None = None,
         tool_selector: ToolSelector | None = None,
         max_tools_per_request: int | None = None,
+        error_messages: ErrorMessagesLike = None,
     ) -> None:
         check_agent_arguments(
             name=name,
@@ -182,6 +188,7 @@ class ReActAgent(AgentSessions):
         self.guards = check_guards(guards)
         self.tool_selector = check_tool_selection(tool_selector, max_tools_per_request)
         self.max_tools_per_request = max_tools_per_request
+        self.error_messages = ErrorMessages.of(error_messages)
         self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
         check_context_window(self)
 

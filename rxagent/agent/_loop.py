@@ -454,16 +454,14 @@ def _fail_at_end(
 def _fallback_reply(run: Run) -> Msg:
     """The reply of a run that ended without one.
 
-    That is the interrupt message, the failure, or the last assistant text (or the tool result
-    after it).
+    That is the interrupt message, the failure's text from the agent's `ErrorMessages`, or the
+    last assistant text (or the tool result after it).
     """
     outcome = run.outcome
-    if outcome.stop_reason == "interrupted":
-        if run.interrupt.reason is not None:
-            return run.interrupt.reason
-        return Msg.assistant("The run was interrupted.")
-    if outcome.error is not None:
-        return Msg.assistant(outcome.error.failure_text())
+    if outcome.stop_reason == "interrupted" and run.interrupt.reason is not None:
+        return run.interrupt.reason
+    if outcome.error is not None:  # an interrupt has one too: what the user reads for it
+        return Msg.assistant(run.agent.error_messages.text(outcome.error, run.ctx))
     last_result: str | None = None
     for message in reversed(run.memory):
         if message.role == "assistant":

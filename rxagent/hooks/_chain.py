@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -13,7 +14,14 @@ from rxagent.errors import HookContractError, HookFailedError, Reject
 from rxagent.events import BaseEvent, PostActingEvent, PreActingEvent
 from rxagent.hooks._hook import FunctionHook, Hook, OnError, _as_hook
 
-__all__ = ["HookChain", "HookInfo", "HookReporter", "order_hooks"]
+__all__ = [
+    "HookChain",
+    "HookInfo",
+    "HookReporter",
+    "add_process_hook",
+    "order_hooks",
+    "remove_process_hook",
+]
 
 logger: Final = logging.getLogger("rxagent.hooks")
 
@@ -39,6 +47,52 @@ def order_hooks(hooks: Iterable[Hook]) -> list[Hook]:
         ```
     """
     return sorted(hooks, key=lambda h: h.priority)
+
+
+_PROCESS_HOOKS: Final[list[Hook]] = []
+"""Hooks every chain runs besides its own (`rxagent.telemetry.instrument()` adds one)."""
+
+_CHAINS: Final[weakref.WeakSet[HookChain]] = weakref.WeakSet()
+"""Every live chain, so a change to the process hooks resets their resolved entries."""
+
+
+def add_process_hook(hook: object) -> Hook:
+    """Register a hook that every agent's chain runs, as if each had it last; return it.
+
+    For instrumentation that must see every run of every agent, existing or future. The hook
+    takes its place in each chain by its priority, like the chain's own hooks.
+
+    Example:
+        ```python
+        from rxagent import HookChain, PostCallEvent, hook
+        from rxagent.hooks._chain import add_process_hook, remove_process_hook
+
+        seen = add_process_hook(hook(PostCallEvent, name="everywhere")(lambda e: None))
+        try:
+            assert [i.name for i in HookChain().explain(PostCallEvent)] == ["everywhere"]
+        finally:
+            remove_process_hook(seen)
+        assert HookChain().explain(PostCallEvent) == []
+        ```
+    """
+    checked = _as_hook(hook)
+    _PROCESS_HOOKS.append(checked)
+    _reset_chains()
+    return checked
+
+
+def remove_process_hook(hook: Hook) -> None:
+    """Unregister a hook `add_process_hook` registered (nothing if it is not registered)."""
+    for i, registered in enumerate(_PROCESS_HOOKS):
+        if registered is hook:
+            del _PROCESS_HOOKS[i]
+            _reset_chains()
+            return
+
+
+def _reset_chains() -> None:
+    for chain in list(_CHAINS):  # a copy: a chain may be collected meanwhile
+        chain._resolved.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +159,7 @@ class HookChain:
         self._resolved: dict[type[BaseEvent], tuple[_Entry, ...]] = {}
         for h in hooks:
             self.add(h)
+        _CHAINS.add(self)
 
     # -- registration ------------------------------------------------------------------------
 
@@ -169,7 +224,7 @@ class HookChain:
         if entries is None:
             entries = tuple(
                 _entry(h)
-                for h in order_hooks(self._hooks)
+                for h in order_hooks([*self._hooks, *_PROCESS_HOOKS])
                 if h.events is None or any(issubclass(event_type, t) for t in h.events)
             )
             self._resolved[event_type] = entries

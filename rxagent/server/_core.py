@@ -31,6 +31,7 @@ from rxagent.server._metrics import RunObserver, ServerMetrics
 from rxagent.server._public import PublicErrors
 from rxagent.server._pump import Batches, Heartbeat, RunEvents
 from rxagent.server._sessions_lookup import OWNER_KEY, SessionLookup
+from rxagent.telemetry import remote_parent
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
@@ -308,7 +309,8 @@ class ServerContext(SessionLookup):
                 )
             assert session_id is not None
             observer = RunObserver(self.metrics, agent.name, agent.toolkit)
-            events = RunEvents(source, PublicErrors(observer))
+            with remote_parent(request.headers):  # the run continues the caller's trace
+                events = RunEvents(source, PublicErrors(observer))
             handle: RunHandle | None = None
             try:
                 try:

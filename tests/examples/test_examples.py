@@ -40,6 +40,7 @@ EXPECTED: dict[str, str] = {
     "structured_output": "ticket:  Ticket(title='The login page is down', priority='high'",
     "tool_permissions": "guest: \"Tool 'delete_branch' is not available in this step",
     "tool_progress": "download: {'done': 3, 'of': 3}",
+    "tracing": "      invoke_agent researcher conversation.id=research",
 }
 
 # example with a module-level `agent` -> what `rxagent run "What are hooks?" --agent

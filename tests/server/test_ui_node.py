@@ -21,7 +21,8 @@ from typing import Any, NoReturn
 import pytest
 from aiohttp import web
 
-from rxagent import ReActAgent, current_run, tool
+from rxagent import ErrorCode, ReActAgent, current_run, tool
+from rxagent.error_messages import DEFAULT_ERROR_MESSAGES
 from rxagent.server import create_app
 from rxagent.testing import ScriptedModel, text, thinking, tool_call
 
@@ -155,7 +156,7 @@ async def test_the_ai_sdk_sees_a_failed_run_as_an_error(node_reader):
     assert error["message"].startswith("PROVIDER_ERROR: ")
     assert result["message"]["metadata"]["ok"] is False
     [part] = [p for p in result["message"]["parts"] if p["type"] == "text"]
-    assert part["text"].startswith("The run failed (PROVIDER_ERROR)")
+    assert part["text"] == DEFAULT_ERROR_MESSAGES[ErrorCode.PROVIDER_ERROR]
 
 
 def test_a_missing_node_skips_but_fails_under_ci(monkeypatch):

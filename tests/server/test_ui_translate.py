@@ -25,6 +25,7 @@ from rxagent import (
     hook,
     tool,
 )
+from rxagent.error_messages import DEFAULT_ERROR_MESSAGES
 from rxagent.errors import ErrorCode
 from rxagent.events import (
     ActingChunkEvent,
@@ -407,7 +408,7 @@ def test_a_failed_run_sends_an_error_chunk_and_its_reply():
     [error] = message.errors
     assert error.startswith("PROVIDER_ERROR: ")
     assert "scripted turn" in error
-    assert message.text.startswith("The run failed (PROVIDER_ERROR)")
+    assert message.text == DEFAULT_ERROR_MESSAGES[ErrorCode.PROVIDER_ERROR]
     assert message.finish["finishReason"] == "error"
     assert message.metadata["ok"] is False
     assert message.metadata["error"]["code"] == "PROVIDER_ERROR"
