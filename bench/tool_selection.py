@@ -298,7 +298,7 @@ def selectors(embedder: str | None) -> dict[str, ToolSelector]:
     }
     if embedder == "local":
         try:
-            from rxagent.rag import LocalEmbedder  # type: ignore[attr-defined,unused-ignore]
+            from rxagent.rag import LocalEmbedder
         except ImportError as exc:
             print(f"(no EmbeddingSelector row: {exc})")
         else:
