@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 from rxagent._validate import check_int
 from rxagent.context import RunContext, current_run
 from rxagent.errors import ConfigurationError, MemoryScopeError
-from rxagent.events import BaseEvent, PreReasoningEvent
+from rxagent.events import BaseEvent, GuardEvent, PreReasoningEvent
+from rxagent.guards import GuardContext, GuardPipeline
 from rxagent.hooks import BaseHook, OnError
 from rxagent.memory._scope import MemoryScope, MemoryStore, Scope
 from rxagent.memory._sections import with_section
@@ -34,6 +35,7 @@ from rxagent.tools import Tool, latest_user_text, tool
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from rxagent.guards import Guard
     from rxagent.memory._scope import MemoryHit
 
 __all__ = ["MEMORY_TITLE", "LongTermMemory", "MemoryMode", "UserIdOf"]
@@ -70,6 +72,12 @@ class LongTermMemory(BaseHook):
         min_score: Facts that match worse than this are left out (None: keep all `k`).
         on_error: `"propagate"` (default): a failing store or a missing user id fails the run;
             `"isolate"`: it is an `ErrorEvent` and the run goes on without memories.
+        guards: Screen each recalled fact like a tool result, before reasoning and in
+            `recall`, with the stages that check tool results
+            (`InjectionDetection(scan_tool_results=True)`): a rejected fact is left out, a
+            quarantined one goes in quarantined, and each verdict is a
+            `GuardEvent(target="retrieved")`. A fact the model stored may carry text a page or a
+            tool result planted; pass the agent's guards to screen it too.
         priority: Before `ContextWindow` (1000), so the trimmer counts the section.
 
     Raises:
@@ -112,6 +120,7 @@ class LongTermMemory(BaseHook):
         min_score: float | None = None,
         on_error: OnError = "propagate",
         priority: int = 800,
+        guards: GuardPipeline | Sequence[Guard] | None = None,
     ) -> None:
         if not (callable(getattr(kb, "add_texts", None)) and callable(getattr(kb, "search", None))):
             raise ConfigurationError(
@@ -142,6 +151,7 @@ class LongTermMemory(BaseHook):
         self.user_id: UserIdOf = user_id or _principal_user
         self.on_error = on_error
         self.priority = priority
+        self.guards = GuardPipeline.of(guards)
         # a run's recalled section, by its context: later steps of the run reuse it
         self._recalled: weakref.WeakKeyDictionary[RunContext, tuple[str, str]] = (
             weakref.WeakKeyDictionary()
@@ -191,6 +201,39 @@ class LongTermMemory(BaseHook):
             if scope.holds(hit.metadata) and (minimum is None or hit.score >= minimum)
         ][: self.k]
 
+    async def recall(self, query: str, ctx: RunContext) -> list[str]:
+        """The facts of the run's scope that match `query`, screened by `guards` when given.
+
+        Raises:
+            MemoryScopeError: `scope="user"` and the run has no user id.
+        """
+        hits = await self.search(query, self.scope_of(ctx)) if query.strip() else []
+        facts = [hit.text for hit in hits]
+        guards = self.guards
+        if guards is None or not facts:
+            return facts
+        context = GuardContext(
+            "tool_result",
+            principal=ctx.principal,
+            session_id=ctx.session_id,
+            agent=ctx.agent,
+            run=ctx,
+        )
+        passed = []
+        for fact in facts:
+            screened = await guards.screen(fact, context)
+            for report in screened.reports:
+                ctx.emit(
+                    GuardEvent,
+                    stage=report.stage,
+                    verdict=report.verdict,
+                    action=report.action,
+                    target="retrieved",
+                )
+            if screened.rejected is None:
+                passed.append(screened.text)
+        return passed
+
     # -- static recall ---------------------------------------------------------------------------
 
     def render(self, facts: Sequence[str], model: str | None = None) -> str:
@@ -222,9 +265,7 @@ class LongTermMemory(BaseHook):
         if cached is not None and cached[0] == query:
             section = cached[1]
         else:
-            scope = self.scope_of(ctx)
-            hits = await self.search(query, scope) if query.strip() else []
-            section = self.render([hit.text for hit in hits], ctx.model.name)
+            section = self.render(await self.recall(query, ctx), ctx.model.name)
             self._recalled[ctx] = (query, section)
         if not section:
             return None
@@ -262,10 +303,10 @@ class LongTermMemory(BaseHook):
             Args:
                 query: What to look for.
             """
-            hits = await memory.search(query, memory.scope_of(current_run()))
-            if not hits:
+            facts = await memory.recall(query, current_run())
+            if not facts:
                 return "No memories match."
-            return "\n".join(f"- {hit.text}" for hit in hits)
+            return "\n".join(f"- {fact}" for fact in facts)
 
         return [remember, recall]
 
