@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from rxagent.events import PreCallEvent as PreCallEvent
     from rxagent.events import PreReasoningEvent as PreReasoningEvent
     from rxagent.events import ReasoningChunkEvent as ReasoningChunkEvent
+    from rxagent.events import RetrievalEvent as RetrievalEvent
     from rxagent.events import RetryEvent as RetryEvent
     from rxagent.hooks import BaseHook as BaseHook
     from rxagent.hooks import Hook as Hook

@@ -10,6 +10,8 @@ RxAgentError
 │   ├── ToolDefinitionError           a tool whose signature cannot become a JSON schema
 │   ├── StateVersionError             saved state written by a newer rxagent
 │   ├── ControlMessageTooLargeError   a control message over its channel's limit (rxagent.state)
+│   ├── EmbedderMismatchError         a collection opened with another embedder (rxagent.rag)
+│   ├── MissingDependencyError        an optional package a feature needs is not installed
 │   └── UnsupportedSchemaError        a tool schema the test strategies cannot draw arguments from
 ├── SessionBusyError                  the session already has a run in progress
 ├── ConcurrentModificationError       an optimistic-version conflict in a SessionStore
@@ -30,6 +32,7 @@ RxAgentError
     ├── ContextTooLongError           CONTEXT_TOO_LONG
     ├── AuthenticationError           AUTH
     ├── InvalidRequestError           INVALID_REQUEST
+    │   └── MemoryScopeError          a user-scoped memory in a run without a user (rxagent.memory)
     ├── ProviderError                 PROVIDER_ERROR
     │   └── ScriptExhaustedError      a ScriptedModel called once too often (rxagent.testing)
     ├── ToolExecutionError            TOOL_ERROR
@@ -50,7 +53,8 @@ and a failed `AgentResult`) until you ask for it with `raise_for_error()`.
 
 Some are also a built-in exception, so code that expects that one catches them too:
 `InvalidInputError`, `HookDefinitionError` and `ToolDefinitionError` are `TypeError`s,
-`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `NoActiveRunError` is a
+`StateVersionError` and `UnsupportedSchemaError` are `ValueError`s, `MissingDependencyError` is an
+`ImportError`, `NoActiveRunError` is a
 `RuntimeError`, `MCPConnectionError` is a `ConnectionError` and `EventProtocolError` is an
 `AssertionError` (pytest reports it as a failed assertion). The modules named in the tree
 re-export their exceptions, so `from rxagent.state import StoreUnavailableError` works too.
@@ -77,6 +81,7 @@ __all__ = [
     "ConnectionLostError",
     "ContextTooLongError",
     "ControlMessageTooLargeError",
+    "EmbedderMismatchError",
     "ErrorCode",
     "EventProtocolError",
     "GuardRejectedError",
@@ -90,6 +95,8 @@ __all__ = [
     "InvalidRequestError",
     "MCPConnectionError",
     "MaxIterationsError",
+    "MemoryScopeError",
+    "MissingDependencyError",
     "NoActiveRunError",
     "OutputInvalidError",
     "ProviderError",
@@ -198,6 +205,37 @@ class ControlMessageTooLargeError(ConfigurationError):
         from rxagent.errors import ConfigurationError, ControlMessageTooLargeError
 
         assert issubclass(ControlMessageTooLargeError, ConfigurationError)
+        ```
+    """
+
+
+class EmbedderMismatchError(ConfigurationError):
+    """A knowledge base collection was made with another embedder than the one it is opened with.
+
+    Vectors of two models are not comparable, so a collection remembers the embedder (name and
+    dimensions, or none for sparse only) that filled it; the message names both and the fix.
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError, EmbedderMismatchError
+
+        assert issubclass(EmbedderMismatchError, ConfigurationError)
+        ```
+    """
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional package that a feature needs is not installed; the message says what to install.
+
+    Raised where the feature is set up (`LocalEmbedder()` without its weights, say), not later
+    when it is first used.
+
+    Example:
+        ```python
+        from rxagent.errors import ConfigurationError, MissingDependencyError
+
+        assert issubclass(MissingDependencyError, ConfigurationError)
+        assert issubclass(MissingDependencyError, ImportError)
         ```
     """
 
@@ -528,6 +566,16 @@ class InvalidRequestError(AgentRunError):
     """The provider rejected the request as malformed."""
 
     code = ErrorCode.INVALID_REQUEST
+
+
+class MemoryScopeError(InvalidRequestError):
+    """A long-term memory scoped by user was used in a run that names no user.
+
+    `LongTermMemory(scope="user")` reads the user id from the run's `principal` (or from its
+    own `user_id=` function); without one it refuses rather than share one anonymous memory
+    among every caller. Inside a run it fails the run (`INVALID_REQUEST`) or, from the
+    `remember` and `recall` tools, gives the model an error result.
+    """
 
 
 class ProviderError(AgentRunError):

@@ -19,6 +19,7 @@ serializes and parses any of them.
 | `ApprovalRequestedEvent` | none |
 | `GuardEvent` | none |
 | `FallbackEvent` | none |
+| `RetrievalEvent` | none |
 
 Example:
     ```python
@@ -63,6 +64,7 @@ __all__ = [
     "GuardEvent",
     "GuardTarget",
     "GuardVerdict",
+    "Hit",
     "InterruptedEvent",
     "OutputChunkEvent",
     "PostActingEvent",
@@ -72,6 +74,7 @@ __all__ = [
     "PreCallEvent",
     "PreReasoningEvent",
     "ReasoningChunkEvent",
+    "RetrievalEvent",
     "RetryEvent",
 ]
 
@@ -344,9 +347,10 @@ class ApprovalRequestedEvent(BaseEvent):
     arguments, or the session is still waiting for a decision."""
 
 
-GuardTarget: TypeAlias = Literal["input", "tool_call", "tool_result", "output"]
-"""What a guard stage looked at: the run's input, a tool call about to run, a tool's result, or
-the final reply."""
+GuardTarget: TypeAlias = Literal["input", "tool_call", "tool_result", "output", "retrieved"]
+"""What a guard stage looked at: the run's input, a tool call about to run, a tool's result,
+the final reply, or a chunk a `Retrieve` hook found (screened by the stages that check tool
+results)."""
 
 GuardAction: TypeAlias = Literal["pass", "flag", "reject", "redact", "quarantine", "replace"]
 """What came of a verdict: nothing (`pass`), a record for audit (`flag`), the run or the tool
@@ -386,7 +390,8 @@ class GuardEvent(BaseEvent):
     Verdicts that flag (and, with `GuardPipeline(report_passes=True)`, passes too) are
     published. A rejected input comes right after PreCall, before an
     `ErrorEvent(source="guard:<stage>", code=GUARD_REJECTED)` and the PostCall; a tool-call or
-    tool-result verdict comes between that call's PreActing and PostActing.
+    tool-result verdict comes between that call's PreActing and PostActing; a `retrieved`
+    verdict comes right after the PreReasoning whose request the chunk was for.
     """
 
     type: Literal["guard"] = "guard"
@@ -420,6 +425,54 @@ class FallbackEvent(BaseEvent):
     """What failed."""
 
 
+class Hit(BaseModel):
+    """One chunk a knowledge base found for a query (`rxagent.rag.KnowledgeBase.search`).
+
+    Example:
+        ```python
+        from rxagent.rag import Hit
+
+        hit = Hit(id="guide", text="Run pip install rxagent.", score=0.8, metadata={"position": 0})
+        assert hit.metadata["position"] == 0 and hit.vector is None
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """The id of the document the chunk belongs to (as `add_texts` returned it)."""
+    text: str
+    """The chunk's text."""
+    score: float
+    """How well it matches: higher is better; comparable only within one search."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """The document's metadata given to `add_texts`, plus `source` (the metadata's `source`, or
+    the document id), `position` (the chunk's index in its document) and `heading` (the title of
+    its section, when it has one)."""
+    vector: tuple[float, ...] | None = Field(default=None, exclude=True, repr=False)
+    """The chunk's dense vector, when the search asked for it (rerankers use it); never
+    serialized."""
+
+
+class RetrievalEvent(BaseEvent):
+    """A `Retrieve` hook searched a knowledge base and added what it found to the request.
+
+    It comes right after the `PreReasoningEvent` whose request carries the
+    `[Retrieved Context]` section. The section is part of that request only, never of memory.
+    """
+
+    type: Literal["retrieval"] = "retrieval"
+    query: str
+    """What was searched for (the current user message)."""
+    hits: tuple[Hit, ...] = ()
+    """The chunks in the section, numbered from 1 in this order."""
+    tokens: int = 0
+    """The tokens of the section."""
+    dropped: tuple[str, ...] = ()
+    """Ids of documents whose chunks were found but left out: over the token budget, or
+    rejected by a guard."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -447,7 +500,8 @@ AgentEvent: TypeAlias = Annotated[
     | OutputChunkEvent
     | ApprovalRequestedEvent
     | GuardEvent
-    | FallbackEvent,
+    | FallbackEvent
+    | RetrievalEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -473,5 +527,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     ApprovalRequestedEvent,
     GuardEvent,
     FallbackEvent,
+    RetrievalEvent,
 )
 """Every built-in event class."""

@@ -85,6 +85,14 @@ def test_guards_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert "the 1,000 µs goal" in capsys.readouterr().out
 
 
+def test_tool_selection_benchmark_runs(capsys: pytest.CaptureFixture[str]):
+    module = load_bench("tool_selection")
+    assert module.main(["--quick"]) == 0
+    text = capsys.readouterr().out
+    assert "KeywordSelector                      shared words  100% / 100% / 100%" in text
+    assert "40 tools:" in text
+
+
 def test_tracing_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     module = load_bench("tracing")
     out = tmp_path / "results.json"

@@ -18,6 +18,7 @@ from rxagent.agent._checks import (
 )
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._loop import run_observable
+from rxagent.agent._selecting import check_tool_selection
 from rxagent.agent._sessions import SessionRuns
 from rxagent.agent._start import RunArgs, call_then_close, new_run
 from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from rxagent.interceptors import InterceptorChain, Prices
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
+    from rxagent.tools import ToolSelector
 
 __all__ = ["AgentInput", "ReActAgent", "SystemPrompt"]
 
@@ -92,6 +94,11 @@ class ReActAgent(AgentSessions):
         guards: Guard stages (`rxagent.guards`), or a `GuardPipeline`: checks on the input
             (right after PreCall), on tool calls and results, and on the final reply. A
             rejected input ends the run with `GUARD_REJECTED` before memory or the model.
+        tool_selector: Chooses the tools each request offers (`KeywordSelector`,
+            `EmbeddingSelector`, `AllTools` or your own `ToolSelector`) from the user's latest
+            message; a call to a tool not offered gets an error result.
+        max_tools_per_request: The most tools one request offers. Alone, it selects with
+            `KeywordSelector()`; None (the default) and no selector: every tool.
         error_messages: The text a user reads in `result.text` when a run fails without an
             answer: an `ErrorMessages`, a `{ErrorCode: template}` mapping over the English
             defaults, or a function `(error, ctx) -> str | None` (see "Observability").
@@ -150,6 +157,8 @@ class ReActAgent(AgentSessions):
         output_strategy: OutputStrategy = "auto",
         max_output_retries: int = 2,
         guards: GuardPipeline | Iterable[Guard] | None = None,
+        tool_selector: ToolSelector | None = None,
+        max_tools_per_request: int | None = None,
         error_messages: ErrorMessagesLike = None,
         interceptors: Iterable[object] = (),
         prices: Prices | None = None,
@@ -189,6 +198,8 @@ class ReActAgent(AgentSessions):
         self.output_strategy: OutputStrategy = output_strategy
         self.max_output_retries = max_output_retries
         self.guards = check_guards(guards)
+        self.tool_selector = check_tool_selection(tool_selector, max_tools_per_request)
+        self.max_tools_per_request = max_tools_per_request
         self.error_messages = ErrorMessages.of(error_messages)
         self._runs = SessionRuns()  # the runs by session: queues, slots, interrupts
         check_context_window(self)

@@ -43,6 +43,7 @@ from rxagent.agent._output import check_answer, final_output, read_reply, record
 from rxagent.agent._reasoning import reason
 from rxagent.agent._resume import continue_parked
 from rxagent.agent._saving import save_checkpoint, save_state
+from rxagent.agent._selecting import selected_tools
 from rxagent.agent.conditions import decision_of
 from rxagent.errors import (
     AgentRunError,
@@ -231,7 +232,7 @@ async def _step(run: Run, final: bool) -> bool:
         await run.interrupted("before_reasoning")
         return final
     await run.lease.renew()
-    pre = await run.events.publish(_pre_reasoning(run, final))
+    pre = await run.events.publish(await _pre_reasoning(run, final))
     if run.stopping():  # asked to stop while PreReasoning hooks ran: no model call
         await run.interrupted("before_reasoning")
         return final
@@ -292,7 +293,7 @@ async def _step(run: Run, final: bool) -> bool:
     return following_final
 
 
-def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
+async def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
     """This step's request: the system prompt and memory, the tools on offer, the options."""
     ctx = run.ctx
     messages = tuple(run.memory)
@@ -303,6 +304,9 @@ def _pre_reasoning(run: Run, final: bool) -> PreReasoningEvent:
         tools: tuple[Any, ...] = ()
     else:
         tools = offered_tools(run, run.agent.toolkit.schemas(run.state.active_groups))
+        selector = run.agent.tool_selector
+        if selector is not None:  # only the tools it selects are offered
+            tools = await selected_tools(run, selector, tools)
     options = ctx.options
     plan = run.output_plan
     if plan is not None:  # the final-answer tool, the response format, the tool choice

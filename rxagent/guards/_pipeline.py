@@ -34,6 +34,7 @@ _ALLOWED: Final[dict[GuardTarget, frozenset[str]]] = {
     "tool_call": frozenset({"reject", "flag"}),
     "tool_result": frozenset({"reject", "flag", "quarantine", "replace"}),
     "output": frozenset({"reject", "flag", "redact"}),
+    "retrieved": frozenset({"reject", "flag", "quarantine", "replace"}),
 }
 
 

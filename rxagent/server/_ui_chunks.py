@@ -19,6 +19,7 @@ One run is one assistant `UIMessage`: `start` opens it, each reasoning step is a
 | `RetryEvent` / `CustomEvent` | `data-retry` / `data-custom` (transient) |
 | `FallbackEvent` | `data-fallback` (transient): `fromModel`, `toModel`, `code`, `message` |
 | `GuardEvent` | `data-guard` (transient): `stage`, `action`, `target`, `toolCallId`, `flagged`, `score`, `reasons`, `retryAfter` |
+| `RetrievalEvent` | `data-retrieval` (transient): `query`, `tokens`, `dropped`, `hits` (`id`, `score`, `source`, `position`) |
 | `ApprovalRequestedEvent` | `tool-input-start`/`tool-input-available` if not announced yet, then `tool-approval-request` (`approvalId`, `toolCallId`) |
 | `InterruptedEvent` | closes the open parts |
 | `PostCallEvent` | a text part for a reply that was not streamed, `tool-output-error` for calls that never ran, `finish-step`, `abort` when interrupted, `finish` |
@@ -48,6 +49,7 @@ from rxagent.events import (
     PreActingEvent,
     PreReasoningEvent,
     ReasoningChunkEvent,
+    RetrievalEvent,
     RetryEvent,
 )
 from rxagent.messages import new_id
@@ -172,19 +174,8 @@ class UIMessageStreamTranslator:
             case CustomEvent():
                 custom = {"name": event.name, "data": json_ready(event.data)}
                 out.append({"type": "data-custom", "data": custom, "transient": True})
-            case GuardEvent():
-                verdict = event.verdict
-                guard: dict[str, Any] = {
-                    "stage": event.stage,
-                    "action": event.action,
-                    "target": event.target,
-                    "toolCallId": event.tool_call_id,
-                    "flagged": verdict.flagged,
-                    "score": verdict.score,
-                    "reasons": list(verdict.reasons),
-                    "retryAfter": verdict.retry_after,
-                }
-                out.append({"type": "data-guard", "data": guard, "transient": True})
+            case GuardEvent() | RetrievalEvent():
+                out.append(_audit_chunk(event))
             case ApprovalRequestedEvent():
                 self._on_approval_requested(event, out)
             case InterruptedEvent():
@@ -432,3 +423,32 @@ def _model_notice(event: RetryEvent | FallbackEvent) -> UIChunk:
         kind = "data-fallback"
     data |= {"code": str(event.code), "message": event.message}
     return {"type": kind, "data": data, "transient": True}
+
+
+def _audit_chunk(event: GuardEvent | RetrievalEvent) -> UIChunk:
+    """The transient `data-guard` or `data-retrieval` chunk of a guard verdict or a retrieval."""
+    if isinstance(event, RetrievalEvent):
+        hits = [
+            {
+                "id": hit.id,
+                "score": hit.score,
+                "source": hit.metadata.get("source"),
+                "position": hit.metadata.get("position"),
+            }
+            for hit in event.hits
+        ]
+        retrieval = {"query": event.query, "tokens": event.tokens, "hits": hits}
+        retrieval["dropped"] = list(event.dropped)
+        return {"type": "data-retrieval", "data": retrieval, "transient": True}
+    verdict = event.verdict
+    guard: dict[str, Any] = {
+        "stage": event.stage,
+        "action": event.action,
+        "target": event.target,
+        "toolCallId": event.tool_call_id,
+        "flagged": verdict.flagged,
+        "score": verdict.score,
+        "reasons": list(verdict.reasons),
+        "retryAfter": verdict.retry_after,
+    }
+    return {"type": "data-guard", "data": guard, "transient": True}

@@ -19,7 +19,7 @@ The invariants (ARCHITECTURE section 3), each named in the error message when it
 | `ApprovalRequested outside model and tool calls` | a call is parked between steps, never inside a pair |
 | `approval ids unique` | each `ApprovalRequestedEvent` of a run has its own `approval_id` |
 | `announced approvals pending at PostCall` | each announced `approval_id` is in the PostCall's `result.pending_approvals` |
-| `GuardEvent in its place` | an input verdict before any model call, a tool call's or tool result's inside that call's Pre/PostActing, none inside a model call |
+| `GuardEvent in its place` | an input verdict before any model call, a tool call's or tool result's inside that call's Pre/PostActing, none inside a model call (except a `retrieved` verdict, which follows the PreReasoning whose request it screened) |
 
 An ErrorEvent ends an open reasoning attempt when it is not recoverable (the run is over) or when
 its source is `"model"` (a broken stream: the step starts again with a new PreReasoning). An
@@ -236,7 +236,7 @@ class _Checker:
         self.approvals[event.approval_id] = position
 
     def guard(self, position: int, event: GuardEvent) -> None:
-        if self.reasoning is not None:
+        if self.reasoning is not None and event.target != "retrieved":
             self.fail(GUARD_PLACE, f"the model call #{self.reasoning} is open", position)
         if event.target == "input" and self.models_called:
             self.fail(GUARD_PLACE, "an input verdict after a model call", position)

@@ -22,6 +22,7 @@ from rxagent.events import (
     GuardEvent,
     GuardTarget,
     GuardVerdict,
+    Hit,
     InterruptedEvent,
     OutputChunkEvent,
     PostActingEvent,
@@ -31,6 +32,7 @@ from rxagent.events import (
     PreCallEvent,
     PreReasoningEvent,
     ReasoningChunkEvent,
+    RetrievalEvent,
     RetryEvent,
 )
 from rxagent.models.base import (
@@ -338,6 +340,23 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
             "action": st.sampled_from(get_args(GuardAction)),
             "target": st.sampled_from(get_args(GuardTarget)),
             "tool_call_id": st.none() | hex_ids,
+        }
+    ),
+    RetrievalEvent: lambda: st.fixed_dictionaries(
+        {
+            "query": st.text(max_size=20),
+            "hits": st.lists(
+                st.builds(
+                    Hit,
+                    id=hex_ids,
+                    text=st.text(max_size=20),
+                    score=st.floats(min_value=-1, max_value=1),
+                    metadata=st.dictionaries(idents, json_values(), max_size=2),
+                ),
+                max_size=3,
+            ).map(tuple),
+            "tokens": st.integers(min_value=0, max_value=10_000),
+            "dropped": st.lists(hex_ids, max_size=2).map(tuple),
         }
     ),
 }

@@ -4,28 +4,42 @@
 `Toolkit.execute` validates the model's arguments with pydantic, injects dependencies by type,
 runs the tool (sync tools in a worker thread) under a timeout, and turns every outcome, failures
 included, into a `ToolResultBlock`. Generator tools stream progress; tool groups switch per
-session; a `Toolset` (such as `rxagent.tools.mcp.MCPToolset`) provides tools with a lifecycle.
-See the tools guide in the docs.
+session; a `Toolset` (such as `rxagent.tools.mcp.MCPToolset`) provides tools with a lifecycle;
+a `ToolSelector` chooses which tools one request offers. See the tools guide in the docs.
 """
 
+from rxagent.tools._groups import GROUP_TOOL_NAME as GROUP_TOOL_NAME
 from rxagent.tools._groups import GroupChange as GroupChange
 from rxagent.tools._inject import Injected as Injected
 from rxagent.tools._inject import SessionId as SessionId
 from rxagent.tools._outcome import ToolOutcome as ToolOutcome
 from rxagent.tools._result import ToolResult as ToolResult
+from rxagent.tools._selection import AllTools as AllTools
+from rxagent.tools._selection import EmbeddingSelector as EmbeddingSelector
+from rxagent.tools._selection import KeywordSelector as KeywordSelector
+from rxagent.tools._selection import ToolSelector as ToolSelector
+from rxagent.tools._selection import keywords as keywords
+from rxagent.tools._selection import latest_user_text as latest_user_text
 from rxagent.tools._tool import Tool as Tool
 from rxagent.tools._tool import tool as tool
 from rxagent.tools._toolkit import Toolkit as Toolkit
 from rxagent.tools._toolset import Toolset as Toolset
 
 __all__ = [
+    "GROUP_TOOL_NAME",
+    "AllTools",
+    "EmbeddingSelector",
     "GroupChange",
     "Injected",
+    "KeywordSelector",
     "SessionId",
     "Tool",
     "ToolOutcome",
     "ToolResult",
+    "ToolSelector",
     "Toolkit",
     "Toolset",
+    "keywords",
+    "latest_user_text",
     "tool",
 ]

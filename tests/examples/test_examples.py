@@ -31,6 +31,7 @@ EXPECTED: dict[str, str] = {
     "interceptors": "cached: '3 lamps.', requests 0, cache hits 2",
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
     "mcp_tools": "In Asia/Tokyo it is ",
+    "memory_agent": "recalled on Tuesday: - Ann wants bank refunds.",
     "property_test_hooks": "the promise held on 30 random scripts",
     "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",
     "rx_operators": "tool calls: ['weather(Paris)', 'weather(Rome)']",
