@@ -18,6 +18,7 @@ serializes and parses any of them.
 | `OutputChunkEvent` | none |
 | `ApprovalRequestedEvent` | none |
 | `GuardEvent` | none |
+| `HandoffEvent` | none |
 
 Example:
     ```python
@@ -61,6 +62,7 @@ __all__ = [
     "GuardEvent",
     "GuardTarget",
     "GuardVerdict",
+    "HandoffEvent",
     "InterruptedEvent",
     "OutputChunkEvent",
     "PostActingEvent",
@@ -400,6 +402,25 @@ class GuardEvent(BaseEvent):
     """The call, for a `tool_call` or `tool_result` verdict."""
 
 
+class HandoffEvent(BaseEvent):
+    """The conversation moves from one agent to another (a `handoff(...)` tool was called).
+
+    It comes inside the Acting span of the handoff tool's call, before the target's nested run
+    (`path == (*path, to_agent)`); the session then stays with the target, so the next user
+    message goes to it, until it hands the conversation back.
+    """
+
+    type: Literal["handoff"] = "handoff"
+    from_agent: str
+    """The agent that hands the conversation over."""
+    to_agent: str
+    """The agent that takes it."""
+    reason: str = ""
+    """Why, as the model put it (the handoff tool's `reason` argument), or why it was routed."""
+    tool_call_id: str | None = None
+    """The handoff tool's call, inside whose Pre/PostActing the switch happens."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -426,7 +447,8 @@ AgentEvent: TypeAlias = Annotated[
     | CustomEvent
     | OutputChunkEvent
     | ApprovalRequestedEvent
-    | GuardEvent,
+    | GuardEvent
+    | HandoffEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -451,5 +473,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     OutputChunkEvent,
     ApprovalRequestedEvent,
     GuardEvent,
+    HandoffEvent,
 )
 """Every built-in event class."""

@@ -168,9 +168,10 @@ async def post_acting(
             result = await screen_tool_result(run, guards, call, result)
     run.open_calls.pop(call.id, None)  # its PostActing is delivered even if a hook fails
     results[call.id] = result
+    stop = call.id in run.stop_after  # the tool asked to end the run (a handoff)
     post = await run.events.publish(
         run.events.make(
-            PostActingEvent, tool_call=call, result=result, stop=False, duration_ms=duration
+            PostActingEvent, tool_call=call, result=result, stop=stop, duration_ms=duration
         )
     )
     results[call.id] = post.result

@@ -60,7 +60,8 @@ class Publisher:
         self.pyctx = pyctx
         self.observer: abc.ObserverBase[BaseEvent] | None = None
         self.closed = False  # the subscriber went away: nothing more is delivered
-        self.pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
+        # what hooks and tools emitted, and the events of nested runs (forwarded as they are)
+        self.pending: deque[tuple[type[BaseEvent], dict[str, Any]] | BaseEvent] = deque()
         self.waiter: asyncio.Future[None] | None = None  # the run waits for tools on it
         self.on_pending: Callable[[], None] | None = None  # called when an event is queued
         self.drainer: asyncio.Task[None] | None = None
@@ -121,6 +122,11 @@ class Publisher:
     def enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
         """Queue an event (on the loop's thread) and wake whoever delivers it."""
         self.pending.append((event_type, payload))
+        self.notify()
+
+    def forward(self, event: BaseEvent) -> None:
+        """Queue a nested run's event (on the loop's thread); it is delivered as it is."""
+        self.pending.append(event)
         self.notify()
 
     def notify(self) -> None:
@@ -188,7 +194,12 @@ class Publisher:
         """
         pending = self.pending
         while pending:
-            event = self._make_emitted(*pending.popleft())
+            item = pending.popleft()
+            if isinstance(item, BaseEvent):  # a nested run's: its own run saw it through
+                await self.chain.dispatch_nested(item, report=self.report_hook_error)
+                self.deliver(item)
+                continue
+            event = self._make_emitted(*item)
             hook_error = isinstance(event, ErrorEvent) and event.source.startswith("hook:")
             self._reporting_hook_error = hook_error
             try:

@@ -44,6 +44,7 @@ class RunArgs:
     queue: bool
     decision: Decision | None = None
     principal: Principal | None = None
+    parent_path: tuple[str, ...] = ()  # the run this one is nested in (as_tool, a team)
 
 
 def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run:
@@ -95,6 +96,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         gate=gate,
         decision=args.decision,
         principal=check_principal(args.principal),
+        parent_path=args.parent_path,
     )
     if tail is not None:
         run.predecessor = tail

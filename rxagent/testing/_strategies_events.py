@@ -21,6 +21,7 @@ from rxagent.events import (
     GuardEvent,
     GuardTarget,
     GuardVerdict,
+    HandoffEvent,
     InterruptedEvent,
     OutputChunkEvent,
     PostActingEvent,
@@ -328,6 +329,14 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
             ),
             "action": st.sampled_from(get_args(GuardAction)),
             "target": st.sampled_from(get_args(GuardTarget)),
+            "tool_call_id": st.none() | hex_ids,
+        }
+    ),
+    HandoffEvent: lambda: st.fixed_dictionaries(
+        {
+            "from_agent": idents,
+            "to_agent": idents,
+            "reason": st.text(max_size=20),
             "tool_call_id": st.none() | hex_ids,
         }
     ),
