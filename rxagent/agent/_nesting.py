@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, TypeAdapter
@@ -58,7 +58,7 @@ class AgentLike(Protocol):
 
     def nested_stream(
         self,
-        msg: str | Msg | list[Msg] | None,
+        msg: str | Msg | Sequence[Msg] | None,
         *,
         session_id: str,
         parent_path: tuple[str, ...],
@@ -87,7 +87,7 @@ def child_session(parent_session: str, child: str) -> str:
 
 async def run_nested(
     child: AgentLike,
-    msg: str | Msg | list[Msg] | None,
+    msg: str | Msg | Sequence[Msg] | None,
     ctx: RunContext,
     *,
     session_id: str | None = None,
@@ -193,7 +193,7 @@ def agent_tool(
         )
     tool_name = name if name is not None else child.name
     try:
-        adapter: TypeAdapter[Any] = TypeAdapter(input_type)
+        adapter: TypeAdapter[Any] = TypeAdapter(input_type)  # type: ignore[arg-type]
         schema = adapter.json_schema()
     except Exception as exc:
         raise ConfigurationError(
@@ -214,7 +214,7 @@ def agent_tool(
             return result.text
         if output == "output":
             return result.output
-        return output(result)  # type: ignore[operator]  # checked callable above
+        return output(result)
 
     return Tool.from_schema(tool_name, about, parameters, call_child)
 

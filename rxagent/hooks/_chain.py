@@ -228,8 +228,9 @@ class HookChain:
                     report(entry.hook, exc)
         return current
 
-
-    async def dispatch_nested(self, event: BaseEvent, *, report: HookReporter | None = None) -> None:
+    async def dispatch_nested(
+        self, event: BaseEvent, *, report: HookReporter | None = None
+    ) -> None:
         """Show a nested run's event to the hooks that asked for them (`nested=True`).
 
         The event is a notification here whatever its type: its own run dispatched it already,

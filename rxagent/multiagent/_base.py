@@ -104,10 +104,13 @@ class TeamRun:
                 msg, session_id=session, parent_path=self.path, principal=self.principal
             ).pipe(
                 ops.do_action(on_next=record),
-                ops.finally_action(lambda: self.active.pop(session, None)),
+                ops.finally_action(lambda: self._forget(session)),
             )
 
         return reactivex.defer(subscribe)
+
+    def _forget(self, session: str) -> None:
+        self.active.pop(session, None)
 
     def interrupt(self, msg: Msg | None) -> None:
         """Stop the team: running members stop at their checkpoints, the rest do not start."""
@@ -147,7 +150,9 @@ class TeamRun:
             error = next((r.error for _, r in self.results if r.error is not None), None)
         if stop_reason is None:
             last = self.last
-            stop_reason = "error" if error is not None else (last.stop_reason if last else "no_tool_calls")
+            stop_reason = (
+                "error" if error is not None else (last.stop_reason if last else "no_tool_calls")
+            )
         return AgentResult[Any](
             reply=reply,
             ok=error is None,
@@ -243,7 +248,9 @@ class Orchestrator(ABC):
             return reactivex.concat(
                 reactivex.from_future(asyncio.ensure_future(self._begin(run))),
                 reactivex.defer(lambda _: self._body(run)),
-                reactivex.defer(lambda _: reactivex.from_future(asyncio.ensure_future(self._end(run)))),
+                reactivex.defer(
+                    lambda _: reactivex.from_future(asyncio.ensure_future(self._end(run)))
+                ),
             ).pipe(ops.finally_action(release))
 
         return reactivex.defer(subscribe)
@@ -385,7 +392,7 @@ def check_members(kind: str, members: Sequence[object], *, least: int = 1) -> tu
                 f"{kind} members must be agents or teams (a ReActAgent, a SequentialPipeline, "
                 f"...), got {member!r}"
             )
-    names = [m.name for m in found]
+    names = [m.name for m in found if isinstance(m, AgentLike)]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ConfigurationError(

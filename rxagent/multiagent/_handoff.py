@@ -66,9 +66,7 @@ def handoff(
         raise ConfigurationError(f"handoff() takes an agent or a team, got {target!r}")
     tool_name = name if name is not None else f"transfer_to_{target.name}"
     about = (
-        description
-        if description is not None
-        else f"Hand the conversation over to {target.name}."
+        description if description is not None else f"Hand the conversation over to {target.name}."
     )
 
     async def transfer(arguments: dict[str, Any]) -> str:
@@ -118,8 +116,7 @@ def handoff(
 
 
 def _current_turn(ctx: RunContext) -> list[Msg]:
-    """The user's messages of the current turn: those before the handoff call, after the
-    previous assistant message."""
+    """The user's messages of the current turn (after the previous assistant message)."""
     memory = ctx.memory
     end = len(memory)
     while end and memory[end - 1].role != "user":

@@ -9,7 +9,6 @@ state and are delivered at the start of the next one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import reactivex
@@ -19,6 +18,8 @@ from rxagent.messages import Msg
 from rxagent.multiagent._base import Orchestrator, TeamRun, check_members
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from reactivex import Observable
 
     from rxagent.agent import AgentLike
@@ -75,7 +76,9 @@ class MsgHub(Orchestrator):
         self._participants = check_members("MsgHub", participants, least=2)
         if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
             raise ConfigurationError(f"MsgHub(rounds=...) must be an int >= 1, got {rounds!r}")
-        self.announcement = Msg.user(announcement) if isinstance(announcement, str) else announcement
+        self.announcement = (
+            Msg.user(announcement) if isinstance(announcement, str) else announcement
+        )
         self.rounds = rounds
 
     @property
@@ -111,9 +114,7 @@ class MsgHub(Orchestrator):
                                 messages.append(message)
                     _save_inbox(run, inbox)
 
-                return run.member(speaker, heard or None).pipe(
-                    _on_completed(deliver)
-                )
+                return run.member(speaker, heard or None).pipe(_on_completed(deliver))
 
             return reactivex.defer(subscribe)
 

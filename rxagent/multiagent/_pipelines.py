@@ -1,5 +1,8 @@
-"""`SequentialPipeline` (members one after another, `concat`) and `ParallelPipeline` (members
-at once on the same input, `merge`, then a merger)."""
+"""The pipelines: `SequentialPipeline` (`concat`) and `ParallelPipeline` (`merge`).
+
+A sequential pipeline runs its members one after another, each on the previous reply; a
+parallel one runs them at once on the same input, then a merger builds the reply.
+"""
 
 from __future__ import annotations
 

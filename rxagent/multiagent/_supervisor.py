@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rxagent.agent import AgentLike, ReActAgent
-from rxagent.agent._agent import SystemPrompt
 from rxagent.agent._nesting import agent_tool
-from rxagent.models.base import ChatModel
 from rxagent.multiagent._base import check_members
 from rxagent.tools import Tool, Toolkit, Toolset
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from rxagent.agent._agent import SystemPrompt
+    from rxagent.models.base import ChatModel
 
 __all__ = ["Supervisor", "default_supervisor_prompt"]
 

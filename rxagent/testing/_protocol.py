@@ -52,7 +52,6 @@ from rxagent.events import (
     PreReasoningEvent,
     ReasoningChunkEvent,
 )
-
 from rxagent.testing._protocol_nesting import check_nesting, split_runs
 
 if TYPE_CHECKING:

@@ -45,14 +45,17 @@ async def test_child_events_arrive_inside_the_tool_call_in_order() -> None:
     pre_acting = next(i for i, e in enumerate(events) if e.type == "pre_acting")
     post_acting = next(i for i, e in enumerate(events) if e.type == "post_acting")
     nested = [i for i, p in enumerate(paths) if p == ("host", "poet")]
-    assert nested and pre_acting < min(nested) and max(nested) < post_acting
+    assert nested
+    assert pre_acting < min(nested)
+    assert max(nested) < post_acting
     child_events = [events[i] for i in nested]
     assert [e.seq for e in child_events] == sorted(e.seq for e in child_events)
     assert isinstance(child_events[0], PreCallEvent)
     assert isinstance(child_events[-1], PostCallEvent)
     assert child_events[0].session_id == "default/poet"
     post = events[post_acting]
-    assert isinstance(post, PostActingEvent) and post.result.text == "Old pond"
+    assert isinstance(post, PostActingEvent)
+    assert post.result.text == "Old pond"
     assert events[-1].path == ("host",)
 
 
@@ -68,7 +71,8 @@ async def test_the_child_session_is_nested_and_saved() -> None:
 async def test_tool_name_description_and_schema() -> None:
     child = poet()
     made = child.as_tool()
-    assert made.name == "poet" and "poet" in made.description
+    assert made.name == "poet"
+    assert "poet" in made.description
     assert made.schema.parameters["required"] == ("input",)
     other = child.as_tool("haiku", "Writes haiku.")
     assert (other.name, other.description) == ("haiku", "Writes haiku.")
@@ -182,9 +186,7 @@ async def test_an_interrupt_reaches_the_running_child(interrupt_tools: str) -> N
         return "late"
 
     child = ReActAgent("poet", "", FunctionModel(slow))
-    parent = host(
-        child, [tool_call("poet", input="x"), "never"], interrupt_tools=interrupt_tools
-    )
+    parent = host(child, [tool_call("poet", input="x"), "never"], interrupt_tools=interrupt_tools)
     events: list[BaseEvent] = []
 
     async def consume() -> None:
@@ -252,4 +254,5 @@ async def test_stop_after_tool_needs_a_tool() -> None:
 
     agent = ReActAgent("a", "", ScriptedModel(["hi"]), hooks=[outside])
     await agent.call("go")
-    assert seen and "tool" in seen[0]
+    assert seen
+    assert "tool" in seen[0]

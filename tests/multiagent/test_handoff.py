@@ -35,9 +35,11 @@ async def test_a_handoff_switches_and_the_session_stays_with_the_target() -> Non
     assert (switch[0].from_agent, switch[0].to_agent, switch[0].reason) == (
         "triage", "billing", "refund",
     )  # fmt: skip
-    assert switch[0].path == ("triage",) and switch[0].tool_call_id is not None
+    assert switch[0].path == ("triage",)
+    assert switch[0].tool_call_id is not None
     post = first[-1]
-    assert isinstance(post, PostCallEvent) and post.reply.text == "Refunded."
+    assert isinstance(post, PostCallEvent)
+    assert post.reply.text == "Refunded."
     state = await triage.state_dict("s")
     assert state["extra"][ROUTE_KEY] == "transfer_to_billing"
     # the next message goes to billing without a model call of triage
@@ -85,4 +87,5 @@ def test_handoff_needs_an_agent() -> None:
         handoff("billing")  # type: ignore[arg-type]
     billing = ReActAgent("billing", "", ScriptedModel([]))
     made = handoff(billing, name="to_billing")
-    assert made.name == "to_billing" and "billing" in made.description
+    assert made.name == "to_billing"
+    assert "billing" in made.description

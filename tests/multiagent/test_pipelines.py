@@ -31,11 +31,14 @@ async def test_sequential_passes_each_reply_on() -> None:
     team = SequentialPipeline([echo("a"), echo("b"), echo("c")], name="abc")
     events = await collect(team, "x")
     assert_event_protocol(events)
-    assert isinstance(events[0], PreCallEvent) and events[0].path == ("abc",)
+    assert isinstance(events[0], PreCallEvent)
+    assert events[0].path == ("abc",)
     last = events[-1]
-    assert isinstance(last, PostCallEvent) and last.path == ("abc",)
+    assert isinstance(last, PostCallEvent)
+    assert last.path == ("abc",)
     assert last.reply.text == "c(b(a(x)))"
-    assert last.result.steps == 3 and last.result.usage.requests == 3
+    assert last.result.steps == 3
+    assert last.result.usage.requests == 3
     members = [e.path for e in events if isinstance(e, PreCallEvent)][1:]
     assert members == [("abc", "a"), ("abc", "b"), ("abc", "c")]
 
@@ -54,7 +57,9 @@ async def test_sequential_stops_at_a_failing_member() -> None:
 
     team = SequentialPipeline([ReActAgent("a", "", FunctionModel(broken)), echo("b")])
     result = await team.call("x")
-    assert not result.ok and result.stop_reason == "error" and result.steps == 1
+    assert not result.ok
+    assert result.stop_reason == "error"
+    assert result.steps == 1
     assert not (await team.state_dict())["members"]["b"]["memory"]
 
 
@@ -146,12 +151,13 @@ async def test_an_interrupt_stops_the_running_member_and_skips_the_rest() -> Non
     await task
     assert_event_protocol(events)
     result = events[-1].result  # type: ignore[attr-defined]
-    assert result.interrupted and result.stop_reason == "interrupted"
+    assert result.interrupted
+    assert result.stop_reason == "interrupted"
     assert events[-1].reply.text == "stop now"  # type: ignore[attr-defined]
     assert ("t", "b") not in {e.path for e in events}
     state = await team.state_dict("s")
     memory = state["members"]["a"]["memory"]
-    assert [m["role"] for m in memory][0] == "user"
+    assert next(m["role"] for m in memory) == "user"
 
 
 async def test_disposing_the_team_cancels_every_member() -> None:
@@ -169,7 +175,8 @@ async def test_disposing_the_team_cancels_every_member() -> None:
     subscription = team.stream("x", session_id="s").subscribe(seen.append)
     await started.wait()
     subscription.dispose()
-    assert await a.wait_idle(timeout=5) and await b.wait_idle(timeout=5)
+    assert await a.wait_idle(timeout=5)
+    assert await b.wait_idle(timeout=5)
     assert not team.is_running("s")
     assert not any(isinstance(e, PostCallEvent) for e in seen)
 

@@ -44,7 +44,8 @@ def test_supervisor_prompt_and_toolkit() -> None:
     team = SequentialPipeline([ReActAgent("a", "", ScriptedModel([]))], name="team")
     kit = Toolkit([clock])
     boss = Supervisor("boss", "Be brief.", ScriptedModel([]), workers=[team], tools=kit)
-    assert boss.sys_prompt == "Be brief." and kit.names() == ("clock", "team")
+    assert boss.sys_prompt == "Be brief."
+    assert kit.names() == ("clock", "team")
     assert "- team: the agent 'team'" in default_supervisor_prompt([team])
     with pytest.raises(ConfigurationError):
         Supervisor("boss", model=ScriptedModel([]), workers=[])
@@ -85,4 +86,5 @@ def test_hub_arguments() -> None:
     with pytest.raises(ConfigurationError, match="rounds"):
         MsgHub([a, b], rounds=0)
     hub = MsgHub([a, b], announcement=Msg.user("hi"))
-    assert hub.members == (a, b) and hub.announcement is not None
+    assert hub.members == (a, b)
+    assert hub.announcement is not None
