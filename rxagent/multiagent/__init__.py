@@ -26,7 +26,6 @@ from rxagent.agent import AgentLike as AgentLike
 from rxagent.agent import ToolOutput as ToolOutput
 from rxagent.agent import child_session as child_session
 from rxagent.multiagent._base import Orchestrator as Orchestrator
-from rxagent.multiagent._base import TeamRun as TeamRun
 from rxagent.multiagent._handoff import handoff as handoff
 from rxagent.multiagent._hub import MsgHub as MsgHub
 from rxagent.multiagent._pipelines import InputBuilder as InputBuilder
@@ -35,6 +34,7 @@ from rxagent.multiagent._pipelines import ParallelPipeline as ParallelPipeline
 from rxagent.multiagent._pipelines import SequentialPipeline as SequentialPipeline
 from rxagent.multiagent._supervisor import Supervisor as Supervisor
 from rxagent.multiagent._supervisor import default_supervisor_prompt as default_supervisor_prompt
+from rxagent.multiagent._team_run import TeamRun as TeamRun
 
 __all__ = [
     "AgentLike",

@@ -1,4 +1,4 @@
-"""`Orchestrator`: what every team shares; `TeamRun`: the bookkeeping of one team run.
+"""`Orchestrator`: what every team shares, the agent's interface over a composed run.
 
 A team's run is an Rx composition: its own PreCall, then its members' nested streams composed
 by the subclass (`concat` for a pipeline, `merge` for a fan-out), then its own PostCall, all at
@@ -9,7 +9,6 @@ members'. Subscribing starts the run; disposing the subscription disposes every 
 from __future__ import annotations
 
 import asyncio
-import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Final
 
@@ -19,155 +18,28 @@ from reactivex import operators as ops
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._nesting import ToolOutput, agent_tool, child_session
 from rxagent.agent._support import LoopThread, coerce_input
-from rxagent.errors import ConfigurationError, ErrorCode, SessionBusyError
+from rxagent.errors import ApprovalError, ConfigurationError, SessionBusyError
 from rxagent.events import BaseEvent, PostCallEvent, PreCallEvent
-from rxagent.messages import Msg, new_id
-from rxagent.models.base import Usage
-from rxagent.result import AgentResult, ErrorInfo
+from rxagent.messages import Msg
+from rxagent.multiagent._team_run import TeamRun
 from rxagent.state import AgentState, InMemoryStore, SessionStore
+from rxagent.tools import Toolkit
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Mapping
 
     from reactivex import Observable
 
     from rxagent.agent import AgentInput, AgentLike
     from rxagent.context import Principal
-    from rxagent.result import StopReason
+    from rxagent.guards import GuardPipeline
+    from rxagent.models.base import ModelOptions
+    from rxagent.result import AgentResult
     from rxagent.tools import Tool
 
-__all__ = ["Orchestrator", "TeamRun"]
+__all__ = ["Orchestrator"]
 
 _DEFAULT_EVENT_BUFFER: Final = 256
-
-
-class TeamRun:
-    """One run of a team: its id, path and `seq`, its members' results, whether it must stop.
-
-    Args:
-        team: The team.
-        inputs: The run's input messages.
-        session_id: The team's session.
-        path: The team run's path (`(*parent, team.name)`).
-        principal: Who is calling (passed on to the members).
-    """
-
-    def __init__(
-        self,
-        team: Orchestrator,
-        inputs: tuple[Msg, ...],
-        session_id: str,
-        path: tuple[str, ...],
-        principal: Principal | None,
-    ) -> None:
-        self.team = team
-        self.inputs = inputs
-        self.session_id = session_id
-        self.path = path
-        self.principal = principal
-        self.run_id = new_id()
-        self.started_at = time.perf_counter()
-        self.results: list[tuple[str, AgentResult[Any]]] = []  # member name, result, in order
-        self.active: dict[str, AgentLike] = {}  # member session -> member, while it runs
-        self.stop_message: Msg | None = None  # set by an interrupt
-        self.interrupted = False
-        self.extra: dict[str, Any] = {}  # the team's own state, saved with its session
-        self._seq = 0
-
-    def make(self, event_type: type[BaseEvent], **payload: Any) -> BaseEvent:
-        """An event of the team run itself (`path == self.path`)."""
-        seq, self._seq = self._seq, self._seq + 1
-        return event_type(
-            run_id=self.run_id,
-            session_id=self.session_id,
-            agent=self.team.name,
-            path=self.path,
-            seq=seq,
-            **payload,
-        )
-
-    def member(self, member: AgentLike, msg: AgentInput) -> Observable[BaseEvent]:
-        """`member`'s nested run in this team run; its result is recorded when it ends."""
-        session = child_session(self.session_id, member.name)
-        path = (*self.path, member.name)
-
-        def subscribe(_: object) -> Observable[BaseEvent]:
-            if self.interrupted:  # interrupted before this member's turn: it does not run
-                return reactivex.empty()
-            self.active[session] = member
-
-            def record(event: BaseEvent) -> None:
-                if type(event) is PostCallEvent and event.path == path:
-                    self.results.append((member.name, event.result))
-
-            return member.nested_stream(
-                msg, session_id=session, parent_path=self.path, principal=self.principal
-            ).pipe(
-                ops.do_action(on_next=record),
-                ops.finally_action(lambda: self._forget(session)),
-            )
-
-        return reactivex.defer(subscribe)
-
-    def _forget(self, session: str) -> None:
-        self.active.pop(session, None)
-
-    def interrupt(self, msg: Msg | None) -> None:
-        """Stop the team: running members stop at their checkpoints, the rest do not start."""
-        self.interrupted = True
-        self.stop_message = msg
-        for session, member in list(self.active.items()):
-            member.interrupt(session, msg)
-
-    @property
-    def last(self) -> AgentResult[Any] | None:
-        """The result of the member that ended last."""
-        return self.results[-1][1] if self.results else None
-
-    def result(
-        self,
-        reply: Msg,
-        *,
-        output: object = None,
-        error: ErrorInfo | None = None,
-        stop_reason: StopReason | None = None,
-    ) -> AgentResult[Any]:
-        """The team's result: its reply, and what its members used."""
-        usage = Usage()
-        tools: list[str] = []
-        pending: list[str] = []
-        for _, result in self.results:
-            usage = usage + result.usage
-            tools.extend(result.tools_used)
-            pending.extend(result.pending_approvals)
-        if self.interrupted:
-            message = self.stop_message.text if self.stop_message is not None else ""
-            error = ErrorInfo(
-                code=ErrorCode.INTERRUPTED, message=message or "the run was interrupted"
-            )
-            stop_reason = "interrupted"
-        elif error is None:
-            error = next((r.error for _, r in self.results if r.error is not None), None)
-        if stop_reason is None:
-            last = self.last
-            stop_reason = (
-                "error" if error is not None else (last.stop_reason if last else "no_tool_calls")
-            )
-        return AgentResult[Any](
-            reply=reply,
-            ok=error is None,
-            output=output,
-            error=error,
-            usage=usage,
-            tools_used=tuple(tools),
-            stop_reason=stop_reason,
-            pending_approvals=tuple(pending),
-            interrupted=self.interrupted,
-            steps=len(self.results),
-            duration_ms=(time.perf_counter() - self.started_at) * 1000,
-            run_id=self.run_id,
-            session_id=self.session_id,
-        )
 
 
 class Orchestrator(ABC):
@@ -188,7 +60,11 @@ class Orchestrator(ABC):
             )
         self.name = name
         self.store: SessionStore = store if store is not None else InMemoryStore()
+        self.lease_ttl_s = 30.0  # what a server sets on what it serves; a team holds no lease
+        self.toolkit = Toolkit()  # a team's own tools: none (its members' are theirs)
+        self.guards: GuardPipeline | None = None  # members guard their own input
         self._running: dict[str, TeamRun] = {}
+        self._done: dict[str, asyncio.Future[None]] = {}  # resolved when the session's run ends
 
     # -- what a team is ----------------------------------------------------------------------------
 
@@ -240,10 +116,14 @@ class Orchestrator(ABC):
                 raise SessionBusyError(self.name, session_id)
             run = TeamRun(self, inputs, session_id, (*parent_path, self.name), principal)
             self._running[session_id] = run
+            done = self._done[session_id] = asyncio.get_running_loop().create_future()
 
             def release() -> None:
                 if self._running.get(session_id) is run:
                     del self._running[session_id]
+                    del self._done[session_id]
+                if not done.done():
+                    done.set_result(None)
 
             return reactivex.concat(
                 reactivex.from_future(asyncio.ensure_future(self._begin(run))),
@@ -279,9 +159,15 @@ class Orchestrator(ABC):
         *,
         session_id: str = "default",
         principal: Principal | None = None,
+        options: ModelOptions | None = None,
         buffer: int = _DEFAULT_EVENT_BUFFER,
     ) -> AsyncIterator[BaseEvent]:
-        """The team's run as an async iterator of its events (members' included)."""
+        """The team's run as an async iterator of its events (members' included).
+
+        `options` is accepted for the server's sake and not used: each member calls its model
+        with its own options.
+        """
+        del options
         coerce_input(msg)
         return bounded_events(
             lambda _gate: self.stream(msg, session_id=session_id, principal=principal), buffer
@@ -326,6 +212,95 @@ class Orchestrator(ABC):
     def is_running(self, session_id: str = "default") -> bool:
         """True while the session has a team run in progress."""
         return session_id in self._running
+
+    def interrupt_all(self, msg: str | Msg | None = None) -> int:
+        """Interrupt every team run in progress; return how many there were."""
+        return sum(self.interrupt(session, msg) for session in list(self._running))
+
+    async def wait_idle(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 - a bool, not a raise
+        *,
+        session_id: str | None = None,
+    ) -> bool:
+        """Wait until no team run (of `session_id`, or any) is in progress.
+
+        Returns:
+            True when idle; False when `timeout` seconds passed first.
+        """
+        waiting = [f for s, f in self._done.items() if session_id is None or s == session_id]
+        if not waiting:
+            return True
+        finished, _ = await asyncio.wait(waiting, timeout=timeout)
+        return len(finished) == len(waiting)
+
+    async def approve(
+        self,
+        approval_id: str,
+        *,
+        session_id: str = "default",
+        principal: Principal | None = None,
+    ) -> AgentResult[Any] | None:
+        """Approve a member's parked tool call: the member that waits for it resumes.
+
+        The member's resumed run is its own (not nested in a team run); its result is
+        returned once its batch is decided.
+
+        Raises:
+            ApprovalError: No member of the session waits for `approval_id`.
+        """
+        member, member_session = await self._waiting_member(approval_id, session_id)
+        result: AgentResult[Any] | None = await member.approve(
+            approval_id, session_id=member_session, principal=principal
+        )
+        return result
+
+    async def reject(
+        self,
+        approval_id: str,
+        reason: str | None = None,
+        *,
+        session_id: str = "default",
+        principal: Principal | None = None,
+    ) -> AgentResult[Any] | None:
+        """Reject a member's parked tool call (see `approve`).
+
+        Raises:
+            ApprovalError: No member of the session waits for `approval_id`.
+        """
+        member, member_session = await self._waiting_member(approval_id, session_id)
+        result: AgentResult[Any] | None = await member.reject(
+            approval_id, reason, session_id=member_session, principal=principal
+        )
+        return result
+
+    async def _waiting_member(self, approval_id: str, session_id: str) -> tuple[Any, str]:
+        for member in self.members:
+            member_session = child_session(session_id, member.name)
+            if isinstance(member, Orchestrator):
+                try:
+                    return await member._waiting_member(approval_id, member_session)
+                except ApprovalError:
+                    continue
+            state_dict = getattr(member, "state_dict", None)
+            if state_dict is None:  # pragma: no cover - every AgentLike of rxagent has one
+                continue
+            state = await state_dict(member_session)
+            if any(p["approval_id"] == approval_id for p in state["pending_approvals"]):
+                return member, member_session
+        raise ApprovalError(
+            f"no member of team {self.name!r} waits for approval {approval_id!r} in session "
+            f"{session_id!r}",
+            approval_id=approval_id,
+            session_id=session_id,
+        )
+
+    async def aclose(self) -> None:
+        """Close the members' connections (models, toolsets); the team stays usable."""
+        for member in self.members:
+            aclose = getattr(member, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -373,30 +348,3 @@ class Orchestrator(ABC):
 async def _member_state(member: AgentLike, session_id: str) -> Any:
     state_dict = getattr(member, "state_dict", None)
     return None if state_dict is None else await state_dict(session_id)
-
-
-def check_members(kind: str, members: Sequence[object], *, least: int = 1) -> tuple[AgentLike, ...]:
-    """Check a team's members: agents or teams, at least `least`, with unique names.
-
-    Raises:
-        ConfigurationError: Naming the problem and the fix.
-    """
-    from rxagent.agent import AgentLike  # the runtime-checkable protocol
-
-    found = tuple(members)
-    if len(found) < least:
-        raise ConfigurationError(f"{kind} needs at least {least} member(s), got {len(found)}")
-    for member in found:
-        if not isinstance(member, AgentLike):
-            raise ConfigurationError(
-                f"{kind} members must be agents or teams (a ReActAgent, a SequentialPipeline, "
-                f"...), got {member!r}"
-            )
-    names = [m.name for m in found if isinstance(m, AgentLike)]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ConfigurationError(
-            f"{kind} members need unique names (they key the members' sessions); "
-            f"{twice} appear more than once"
-        )
-    return found  # type: ignore[return-value]  # checked against the protocol above

@@ -15,7 +15,8 @@ import reactivex
 
 from rxagent.errors import ConfigurationError
 from rxagent.messages import Msg
-from rxagent.multiagent._base import Orchestrator, TeamRun, check_members
+from rxagent.multiagent._base import Orchestrator
+from rxagent.multiagent._team_run import TeamRun, check_members
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

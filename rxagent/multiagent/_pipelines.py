@@ -14,7 +14,8 @@ import reactivex
 from rxagent.agent import AgentLike
 from rxagent.errors import ConfigurationError
 from rxagent.messages import Msg
-from rxagent.multiagent._base import Orchestrator, TeamRun, check_members
+from rxagent.multiagent._base import Orchestrator
+from rxagent.multiagent._team_run import TeamRun, check_members
 from rxagent.result import AgentResult
 
 if TYPE_CHECKING:

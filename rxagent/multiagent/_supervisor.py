@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from rxagent.agent import AgentLike, ReActAgent
 from rxagent.agent._nesting import agent_tool
-from rxagent.multiagent._base import check_members
+from rxagent.multiagent._team_run import check_members
 from rxagent.tools import Tool, Toolkit, Toolset
 
 if TYPE_CHECKING:

@@ -17,6 +17,8 @@ One run is one assistant `UIMessage`: `start` opens it, each reasoning step is a
 | `ErrorEvent`, recoverable | `data-error` (transient) |
 | `ErrorEvent`, not recoverable | `error` |
 | `RetryEvent` / `CustomEvent` | `data-retry` / `data-custom` (transient) |
+| `HandoffEvent` | `data-handoff` (transient): `from`, `to`, `reason` |
+| a nested run's event (another `run_id`, a longer `path`) | `data-nested` (transient): `path`, `event` (its JSON); not its PreReasoning |
 | `GuardEvent` | `data-guard` (transient): `stage`, `action`, `target`, `toolCallId`, `flagged`, `score`, `reasons`, `retryAfter` |
 | `ApprovalRequestedEvent` | `tool-input-start`/`tool-input-available` if not announced yet, then `tool-approval-request` (`approvalId`, `toolCallId`) |
 | `InterruptedEvent` | closes the open parts |
@@ -39,6 +41,7 @@ from rxagent.events import (
     CustomEvent,
     ErrorEvent,
     GuardEvent,
+    HandoffEvent,
     InterruptedEvent,
     PostActingEvent,
     PostCallEvent,
@@ -143,8 +146,15 @@ class UIMessageStreamTranslator:
     def translate(self, event: BaseEvent) -> list[UIChunk]:
         """Return the chunks for `event` (often none); nothing after the message finished."""
         out: list[UIChunk] = []
-        if self._finished or (event.run_id and self._run_id not in ("", event.run_id)):
-            return out  # a nested agent's run (its own run id) is not part of this message
+        if self._finished:
+            return out
+        if event.run_id and self._run_id not in ("", event.run_id):
+            # a nested agent's run (its own run id): not part of this message's text, shown as
+            # transient data parts so a UI can follow the team
+            if len(event.path) > 1 and not isinstance(event, PreReasoningEvent):
+                data = {"path": list(event.path), "event": event.model_dump(mode="json")}
+                out.append({"type": "data-nested", "data": data, "transient": True})
+            return out
         self._ensure_start(event, out)
         match event:
             case PreReasoningEvent():
@@ -185,6 +195,9 @@ class UIMessageStreamTranslator:
                     "retryAfter": verdict.retry_after,
                 }
                 out.append({"type": "data-guard", "data": guard, "transient": True})
+            case HandoffEvent():
+                handoff = {"from": event.from_agent, "to": event.to_agent, "reason": event.reason}
+                out.append({"type": "data-handoff", "data": handoff, "transient": True})
             case ApprovalRequestedEvent():
                 self._on_approval_requested(event, out)
             case InterruptedEvent():
