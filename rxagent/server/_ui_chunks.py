@@ -146,14 +146,7 @@ class UIMessageStreamTranslator:
     def translate(self, event: BaseEvent) -> list[UIChunk]:
         """Return the chunks for `event` (often none); nothing after the message finished."""
         out: list[UIChunk] = []
-        if self._finished:
-            return out
-        if event.run_id and self._run_id not in ("", event.run_id):
-            # a nested agent's run (its own run id): not part of this message's text, shown as
-            # transient data parts so a UI can follow the team
-            if len(event.path) > 1 and not isinstance(event, PreReasoningEvent):
-                data = {"path": list(event.path), "event": event.model_dump(mode="json")}
-                out.append({"type": "data-nested", "data": data, "transient": True})
+        if self._finished or self._nested(event, out):
             return out
         self._ensure_start(event, out)
         match event:
@@ -179,9 +172,8 @@ class UIMessageStreamTranslator:
                 retry: dict[str, Any] = {"attempt": event.attempt, "delaySeconds": event.delay_s}
                 retry |= {"code": str(event.code), "message": event.message}
                 out.append({"type": "data-retry", "data": retry, "transient": True})
-            case CustomEvent():
-                custom = {"name": event.name, "data": json_ready(event.data)}
-                out.append({"type": "data-custom", "data": custom, "transient": True})
+            case CustomEvent() | HandoffEvent():
+                out.append(_data_part(event))
             case GuardEvent():
                 verdict = event.verdict
                 guard: dict[str, Any] = {
@@ -195,9 +187,6 @@ class UIMessageStreamTranslator:
                     "retryAfter": verdict.retry_after,
                 }
                 out.append({"type": "data-guard", "data": guard, "transient": True})
-            case HandoffEvent():
-                handoff = {"from": event.from_agent, "to": event.to_agent, "reason": event.reason}
-                out.append({"type": "data-handoff", "data": handoff, "transient": True})
             case ApprovalRequestedEvent():
                 self._on_approval_requested(event, out)
             case InterruptedEvent():
@@ -205,6 +194,20 @@ class UIMessageStreamTranslator:
             case PostCallEvent():
                 self._on_post_call(event, out)
         return out
+
+    def _nested(self, event: BaseEvent, out: list[UIChunk]) -> bool:
+        """Whether `event` is a nested run's (another run id); then it is a data part at most.
+
+        A nested agent's run is not part of this message's text: its events go out as
+        transient `data-nested` parts (not its PreReasoning, the whole request), so a UI can
+        follow a team's members.
+        """
+        if not event.run_id or self._run_id in ("", event.run_id):
+            return False
+        if len(event.path) > 1 and not isinstance(event, PreReasoningEvent):
+            data = {"path": list(event.path), "event": event.model_dump(mode="json")}
+            out.append({"type": "data-nested", "data": data, "transient": True})
+        return True
 
     def close(self, error: str | None = None) -> list[UIChunk]:
         """End the message if it has not finished: close what is open, then `finish`.
@@ -432,3 +435,12 @@ def _take_held_back(held_back: list[_StreamedCall], call_id: str) -> _StreamedCa
         if streamed.id is None:
             return held_back.pop(i)
     return None
+
+
+def _data_part(event: CustomEvent | HandoffEvent) -> UIChunk:
+    """The transient data part of a custom event or a handoff."""
+    if isinstance(event, HandoffEvent):
+        handoff = {"from": event.from_agent, "to": event.to_agent, "reason": event.reason}
+        return {"type": "data-handoff", "data": handoff, "transient": True}
+    custom = {"name": event.name, "data": json_ready(event.data)}
+    return {"type": "data-custom", "data": custom, "transient": True}

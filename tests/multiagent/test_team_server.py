@@ -41,7 +41,8 @@ async def test_json_and_sse_runs_of_a_team() -> None:
             async with http.post(url, json={"input": "go"}) as response:
                 assert response.status == 200
                 result = AgentResult.model_validate(await response.json())
-            assert result.text == "The final text." and result.steps == 2
+            assert result.text == "The final text."
+            assert result.steps == 2
             async with http.post(
                 server.make_url("/v1/agents/team/runs:stream"), json={"input": "go"}
             ) as response:
@@ -107,7 +108,8 @@ async def test_the_openai_route_streams_a_supervisor_and_its_workers() -> None:
         if c.model_extra and "event" in c.model_extra.get("rxagent", {})
     ]
     paths = {tuple(e["path"]) for e in progress}
-    assert ("boss",) in paths and ("boss", "math") in paths
+    assert ("boss",) in paths
+    assert ("boss", "math") in paths
 
 
 async def test_the_openai_route_answers_for_a_team() -> None:
@@ -149,15 +151,18 @@ async def test_a_member_waiting_for_approval_parks_the_team_and_the_team_approve
     )
     desk = SequentialPipeline([clerk, ReActAgent("notary", "", ScriptedModel(["Noted."]))])
     parked = await desk.call("pay 3", session_id="s")
-    assert parked.ok and parked.stop_reason == "approval_pending"
+    assert parked.ok
+    assert parked.stop_reason == "approval_pending"
     assert len(parked.pending_approvals) == 1
     with pytest.raises(ApprovalError):
         await desk.approve(parked.pending_approvals[0], session_id="other")
     resumed = await desk.approve(parked.pending_approvals[0], session_id="s")
-    assert resumed is not None and resumed.text == "Paid."
+    assert resumed is not None
+    assert resumed.text == "Paid."
     outer = SequentialPipeline([SequentialPipeline([ReActAgent(
         "clerk", "", ScriptedModel([tool_call("pay", amount=4), "Paid 4."]), tools=[pay]
     )], name="inner")], name="outer")  # fmt: skip
     waiting = await outer.call("pay 4", session_id="t")
     rejected = await outer.reject(waiting.pending_approvals[0], "too much", session_id="t")
-    assert rejected is not None and rejected.text == "Paid 4."
+    assert rejected is not None
+    assert rejected.text == "Paid 4."
