@@ -97,7 +97,7 @@ def _draw_team(draw: Draw, depth: int, width: int, counter: list[int]) -> TeamSp
     return TeamSpec(kind, name, members, reply, calls)
 
 
-def build_team(spec: TeamSpec) -> AgentLike:
+def build_team(spec: TeamSpec) -> ReActAgent | Orchestrator:
     """Make the team `spec` describes, with scripted models for one run of it.
 
     Example:

@@ -40,7 +40,7 @@ async def test_json_and_sse_runs_of_a_team() -> None:
             url = server.make_url("/v1/agents/team/runs")
             async with http.post(url, json={"input": "go"}) as response:
                 assert response.status == 200
-                result = AgentResult.model_validate(await response.json())
+                result: AgentResult[Any] = AgentResult.model_validate(await response.json())
             assert result.text == "The final text."
             assert result.steps == 2
             async with http.post(

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxagent import BaseEvent, PostCallEvent, PreCallEvent
+from rxagent.messages import Msg
 from rxagent.state import AgentState
 from rxagent.testing import assert_event_protocol
 from rxagent.testing.strategies import TeamSpec, build_team, team_sessions, team_specs
@@ -40,7 +42,7 @@ def _agents(spec: TeamSpec) -> int:
     return own + sum(_agents(m) for m in spec.members)
 
 
-def _paired(memory: list[Any]) -> bool:
+def _paired(memory: Sequence[Msg]) -> bool:
     uses = {b.id for m in memory for b in m.tool_calls}
     results = {r.id for m in memory for r in m.tool_results}
     return uses == results
