@@ -83,3 +83,15 @@ def test_guards_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert results["attack"]["flagged"]
     assert not results["benign prose"]["flagged"]
     assert "the 1,000 µs goal" in capsys.readouterr().out
+
+
+def test_multiagent_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """A supervisor, hand-written tools and runs by hand all answer (no speed asserted)."""
+    module = load_bench("multiagent")
+    out = tmp_path / "results.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "supervisor" in text
+    assert "runs by hand" in text
+    results = json.loads(out.read_text())
+    assert set(results["supervisor_ratio"]) == {"hand-written tools", "runs by hand"}
