@@ -207,8 +207,17 @@ def agent_tool(
     async def call_child(arguments: dict[str, Any]) -> object:
         value = adapter.validate_python(arguments["input"])
         text = value if isinstance(value, str) else _as_json(value)
-        result = await run_nested(child, text, current_run())
-        if not result.ok and not result.pending_approvals:
+        ctx = current_run()
+        result = await run_nested(child, text, ctx)
+        if result.pending_approvals:  # the child parked: its caller does not (see the docs)
+            waiting = ", ".join(result.pending_approvals)
+            session = child_session(ctx.session_id, child.name)
+            return ToolResult(
+                f"{child.name} is waiting for a human to approve {waiting} (session "
+                f"{session!r}); it goes on once they are decided",
+                is_error=True,
+            )
+        if not result.ok:
             return ToolResult(result.text or f"{child.name} failed", is_error=True)
         if output == "text":
             return result.text
