@@ -51,7 +51,8 @@ _INPUT_DOC: Final = "The request for {name}: everything it needs to know, in one
 class AgentLike(Protocol):
     """What runs as a member of a team or as a tool: a `ReActAgent`, or any orchestrator.
 
-    Each of them has a `name`, a nested stream (its run inside another run's) and `interrupt`.
+    Each of them has a `name`, a nested stream (its run inside another run's), `interrupt`,
+    approvals, and its sessions' state.
     """
 
     name: str
@@ -69,6 +70,35 @@ class AgentLike(Protocol):
 
     def interrupt(self, session_id: str = "default", msg: str | Msg | None = None) -> bool:
         """Ask the session's running run to stop at its next checkpoint."""
+        ...
+
+    async def approve(
+        self, approval_id: str, *, session_id: str = "default", principal: Principal | None = None
+    ) -> AgentResult[Any] | None:
+        """Approve a parked tool call of the session (a team: of the member that waits)."""
+        ...
+
+    async def reject(
+        self,
+        approval_id: str,
+        reason: str | None = None,
+        *,
+        session_id: str = "default",
+        principal: Principal | None = None,
+    ) -> AgentResult[Any] | None:
+        """Reject a parked tool call of the session."""
+        ...
+
+    async def state_dict(self, session_id: str = "default") -> dict[str, Any]:
+        """The session's state, JSON-ready."""
+        ...
+
+    async def load_state_dict(self, state: Any, session_id: str = "default") -> None:
+        """Load what `state_dict` returned."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the connections it holds (models, toolsets)."""
         ...
 
 

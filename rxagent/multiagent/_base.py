@@ -118,12 +118,10 @@ class Orchestrator(ABC):
             self._running[session_id] = run
             done = self._done[session_id] = asyncio.get_running_loop().create_future()
 
-            def release() -> None:
-                if self._running.get(session_id) is run:
-                    del self._running[session_id]
-                    del self._done[session_id]
-                if not done.done():
-                    done.set_result(None)
+            def release() -> None:  # once: the run completed, failed or was disposed of
+                del self._running[session_id]
+                del self._done[session_id]
+                done.set_result(None)
 
             return reactivex.concat(
                 reactivex.from_future(asyncio.ensure_future(self._begin(run))),
@@ -282,10 +280,7 @@ class Orchestrator(ABC):
                     return await member._waiting_member(approval_id, member_session)
                 except ApprovalError:
                     continue
-            state_dict = getattr(member, "state_dict", None)
-            if state_dict is None:  # pragma: no cover - every AgentLike of rxagent has one
-                continue
-            state = await state_dict(member_session)
+            state = await member.state_dict(member_session)
             if any(p["approval_id"] == approval_id for p in state["pending_approvals"]):
                 return member, member_session
         raise ApprovalError(
@@ -298,9 +293,7 @@ class Orchestrator(ABC):
     async def aclose(self) -> None:
         """Close the members' connections (models, toolsets); the team stays usable."""
         for member in self.members:
-            aclose = getattr(member, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await member.aclose()
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -309,7 +302,7 @@ class Orchestrator(ABC):
         stored = await self.store.load(self.name, session_id)
         own = stored.state if stored is not None else AgentState()
         members = {
-            m.name: await _member_state(m, child_session(session_id, m.name)) for m in self.members
+            m.name: await m.state_dict(child_session(session_id, m.name)) for m in self.members
         }
         return {"team": own.model_dump(mode="json"), "members": members}
 
@@ -325,9 +318,9 @@ class Orchestrator(ABC):
         saved = state.get("members", {})
         for member in self.members:
             if member.name in saved:
-                load = getattr(member, "load_state_dict", None)
-                if load is not None:
-                    await load(saved[member.name], child_session(session_id, member.name))
+                await member.load_state_dict(
+                    saved[member.name], child_session(session_id, member.name)
+                )
 
     def as_tool(
         self,
@@ -343,8 +336,3 @@ class Orchestrator(ABC):
     def __repr__(self) -> str:
         names = ", ".join(m.name for m in self.members)
         return f"<{type(self).__name__} {self.name!r} members=[{names}]>"
-
-
-async def _member_state(member: AgentLike, session_id: str) -> Any:
-    state_dict = getattr(member, "state_dict", None)
-    return None if state_dict is None else await state_dict(session_id)

@@ -111,15 +111,8 @@ class TeamRun:
         """The result of the member that ended last."""
         return self.results[-1][1] if self.results else None
 
-    def result(
-        self,
-        reply: Msg,
-        *,
-        output: object = None,
-        error: ErrorInfo | None = None,
-        stop_reason: StopReason | None = None,
-    ) -> AgentResult[Any]:
-        """The team's result: its reply, and what its members used."""
+    def result(self, reply: Msg, *, output: object = None) -> AgentResult[Any]:
+        """The team's result: its reply, how it ended, and what its members used."""
         usage = Usage()
         tools: list[str] = []
         pending: list[str] = []
@@ -127,19 +120,21 @@ class TeamRun:
             usage = usage + result.usage
             tools.extend(result.tools_used)
             pending.extend(result.pending_approvals)
+        error: ErrorInfo | None
+        stop_reason: StopReason
         if self.interrupted:
             message = self.stop_message.text if self.stop_message is not None else ""
             error = ErrorInfo(
                 code=ErrorCode.INTERRUPTED, message=message or "the run was interrupted"
             )
             stop_reason = "interrupted"
-        elif error is None:
+        else:  # a member's failure is the team's; otherwise it ended as its last member did
             error = next((r.error for _, r in self.results if r.error is not None), None)
-        if stop_reason is None:
             last = self.last
-            stop_reason = (
-                "error" if error is not None else (last.stop_reason if last else "no_tool_calls")
-            )
+            if error is not None:
+                stop_reason = "error"
+            else:
+                stop_reason = last.stop_reason if last is not None else "no_tool_calls"
         return AgentResult[Any](
             reply=reply,
             ok=error is None,

@@ -24,6 +24,7 @@ from rxagent.server._openai import openapi_paths as openai_paths
 from rxagent.server._openai import setup_openai_routes
 from rxagent.server._openapi import openapi_document
 from rxagent.server._runs import run_json, run_stream
+from rxagent.server._served import served_kinds
 from rxagent.server._sessions import (
     decide_approval,
     delete_session,
@@ -37,12 +38,8 @@ from rxagent.state import InMemoryStore
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from rxagent.agent import ReActAgent
-    from rxagent.multiagent import Orchestrator
     from rxagent.server._served import ServedAgent
     from rxagent.state import SessionStore, Subscription
-
-    Served = ReActAgent | Orchestrator
 
 __all__ = ["LOG_REDACTION", "create_app"]
 
@@ -57,12 +54,9 @@ LOG_REDACTION: Final = web.AppKey("rxagent.server.log_redaction", RedactingFilte
 
 
 def _agents_by_name(
-    agents: Served | Sequence[Served] | Mapping[str, Served],
+    agents: ServedAgent | Sequence[ServedAgent] | Mapping[str, ServedAgent],
 ) -> dict[str, ServedAgent]:
-    from rxagent.agent import ReActAgent
-    from rxagent.multiagent import Orchestrator
-
-    kinds = (ReActAgent, Orchestrator)
+    kinds = served_kinds()
     given: object = agents
     table: dict[object, object] = {}
     if isinstance(given, kinds):
@@ -198,7 +192,7 @@ def _raw_keys(auth: AuthSpec) -> list[str]:
 
 
 def create_app(
-    agents: Served | Sequence[Served] | Mapping[str, Served],
+    agents: ServedAgent | Sequence[ServedAgent] | Mapping[str, ServedAgent],
     *,
     store: SessionStore | None = None,
     auth: AuthSpec = None,

@@ -33,7 +33,10 @@ __all__ = ["run_server", "serve"]
 
 
 def run_server(
-    app_or_agents: web.Application | Served | Sequence[Served] | Mapping[str, Served],
+    app_or_agents: web.Application
+    | ServedAgent
+    | Sequence[ServedAgent]
+    | Mapping[str, ServedAgent],
     *,
     host: str = "127.0.0.1",
     port: int = 8000,

@@ -61,6 +61,7 @@ async def _play(spec: TeamSpec, stop_at: int | None) -> tuple[list[BaseEvent], A
 @settings(max_examples=30, deadline=None)
 @given(team_specs(max_depth=3))
 def test_every_run_is_paired_closed_and_ordered(spec: TeamSpec) -> None:
+    assert spec.depth() <= 3
     events, team = asyncio.run(_play(spec, None))
     assert_event_protocol(events)
     runs = _runs(events)
