@@ -246,6 +246,14 @@ class RunEngine(Protocol):
         """End the run after the tool call `call_id` (as a PostActing hook's `stop=True`)."""
         ...
 
+    def wait_for_approvals(self, call: ToolUseBlock, approval_ids: tuple[str, ...]) -> None:
+        """Park the tool call `call` until the approvals (of a nested agent) are decided."""
+        ...
+
+    def decisions_for(self, call_id: str) -> tuple[tuple[str, bool, str | None], ...]:
+        """The decisions a resumed tool call passes on: (approval id, approved, reason)."""
+        ...
+
 
 class RunContext:
     """The state of one run: who, which session, which step, what it used so far.
@@ -509,6 +517,32 @@ class RunContext:
         if call is None:
             raise RuntimeError("stop_after_tool() ends the run after a tool; call it in a tool")
         self._engine.stop_after_call(call.id)
+
+    def wait_for_approvals(self, approval_ids: tuple[str, ...]) -> None:
+        """Park the calling tool's call until `approval_ids` (a nested agent's) are decided.
+
+        After this tool's batch, the run parks as for a tool that needs approval: each id is
+        announced (`ApprovalRequestedEvent`) and is in `result.pending_approvals`. Once all are
+        decided (`agent.approve(id)` / `reject`), the call runs again on resume and finds the
+        decisions in `approval_decisions`, to pass them on. `as_tool()` does this for you.
+
+        Raises:
+            RuntimeError: When called outside a tool.
+        """
+        call = _CURRENT_CALL.get()
+        if call is None:
+            raise RuntimeError("wait_for_approvals() parks a tool call; call it in a tool")
+        self._engine.wait_for_approvals(call, tuple(approval_ids))
+
+    @property
+    def approval_decisions(self) -> tuple[tuple[str, bool, str | None], ...]:
+        """The decisions the running tool's call was resumed with (see `wait_for_approvals`).
+
+        Each is `(approval_id, approved, reason)`, in the order they were made; empty for a
+        call that is not resuming a nested agent's approvals (or outside a tool).
+        """
+        call = _CURRENT_CALL.get()
+        return () if call is None else self._engine.decisions_for(call.id)
 
     def __repr__(self) -> str:
         return (

@@ -82,8 +82,11 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
                 exception=None,
             )
         )
-    if held and not run.interrupt.requested:
-        await park(run, (*calls, *cut), results, held, stop)
+    nested = {c.id: run.nested_waits.pop(c.id) for c in calls if c.id in run.nested_waits}
+    if (held or nested) and not run.interrupt.requested:
+        for call_id in nested:  # what the call said while it waits is not its result
+            results.pop(call_id, None)
+        await park(run, (*calls, *cut), results, held, stop, nested)
         return
     remember(run, (*calls, *cut), results)
     if run.interrupt.requested:

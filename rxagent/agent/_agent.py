@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
 from rxagent.agent._agent_sessions import AgentSessions
+from rxagent.agent._approval import Decision
 from rxagent.agent._checks import (
     check_agent_arguments,
     check_context_window,
@@ -248,6 +249,28 @@ class ReActAgent(AgentSessions):
         args = RunArgs(
             msg, session_id, None, None, None, None, None, True, principal=principal,
             parent_path=parent_path,
+        )  # fmt: skip
+        return run_observable(lambda: new_run(self, args, None))
+
+    def nested_decision_stream(
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str | None,
+        *,
+        session_id: str,
+        parent_path: tuple[str, ...],
+        principal: Principal | None = None,
+    ) -> Observable[BaseEvent]:
+        """Record a decision on a parked call, nested in another run (what `as_tool()` uses).
+
+        The last decision of the session's batch resumes it: that run's events have
+        `path == (*parent_path, name)`. Earlier ones complete without events.
+        """
+        decision = Decision(approval_id, approved=approved, reason=None if approved else reason)
+        args = RunArgs(
+            None, session_id, None, None, None, None, None, True, decision=decision,
+            principal=principal, parent_path=parent_path,
         )  # fmt: skip
         return run_observable(lambda: new_run(self, args, None))
 

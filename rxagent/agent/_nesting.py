@@ -34,9 +34,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentLike",
+    "Resumable",
     "ToolOutput",
     "agent_tool",
     "child_session",
+    "resume_nested",
     "run_nested",
 ]
 
@@ -102,6 +104,24 @@ class AgentLike(Protocol):
         ...
 
 
+@runtime_checkable
+class Resumable(AgentLike, Protocol):
+    """An agent whose parked calls a caller can decide, nested (a `ReActAgent`)."""
+
+    def nested_decision_stream(
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str | None,
+        *,
+        session_id: str,
+        parent_path: tuple[str, ...],
+        principal: Principal | None = None,
+    ) -> Observable[BaseEvent]:
+        """Record a decision nested in another run; the batch's last resumes the agent."""
+        ...
+
+
 def child_session(parent_session: str, child: str) -> str:
     """The session of a nested run: `<parent session>/<child name>`.
 
@@ -139,6 +159,47 @@ async def run_nested(
         SessionBusyError: The child's session is taken elsewhere.
     """
     session = child_session(ctx.session_id, child.name) if session_id is None else session_id
+    observable = child.nested_stream(
+        msg, session_id=session, parent_path=ctx.path, principal=ctx.principal
+    )
+    result = await _forward(child, observable, ctx, session, watch)
+    if result is None:  # pragma: no cover - a nested run always ends with its PostCall
+        raise RuntimeError(f"the nested run of {child.name!r} ended without a PostCall")
+    return result
+
+
+async def resume_nested(
+    child: Resumable, decisions: Sequence[tuple[str, bool, str | None]], ctx: RunContext
+) -> AgentResult[Any] | None:
+    """Pass decisions on to a parked nested agent; the last one's resumed run is forwarded.
+
+    Returns:
+        The resumed run's result; None when the decisions did not decide the agent's whole
+        batch (it still waits).
+    """
+    session = child_session(ctx.session_id, child.name)
+    result: AgentResult[Any] | None = None
+    for approval_id, approved, reason in decisions:
+        observable = child.nested_decision_stream(
+            approval_id,
+            approved,
+            reason,
+            session_id=session,
+            parent_path=ctx.path,
+            principal=ctx.principal,
+        )
+        result = await _forward(child, observable, ctx, session, None)
+    return result
+
+
+async def _forward(
+    child: AgentLike,
+    observable: Observable[BaseEvent],
+    ctx: RunContext,
+    session: str,
+    watch: Callable[[BaseEvent], None] | None,
+) -> AgentResult[Any] | None:
+    """Subscribe to a nested run and forward its events; its result, or None without a run."""
     path = (*ctx.path, child.name)
     done: asyncio.Future[AgentResult[Any] | None] = ctx.loop.create_future()
     last: list[AgentResult[Any]] = []
@@ -150,31 +211,23 @@ async def run_nested(
             watch(event)
         ctx.forward(event)
 
-    def on_error(exc: Exception) -> None:
-        if not done.done():
-            done.set_exception(exc)
+    def on_error(exc: Exception) -> None:  # a child that cannot start (a busy team session)
+        done.set_exception(exc)
 
     def on_completed() -> None:
-        if not done.done():
-            done.set_result(last[-1] if last else None)
+        done.set_result(last[-1] if last else None)
 
-    observable = child.nested_stream(
-        msg, session_id=session, parent_path=ctx.path, principal=ctx.principal
-    )
     remove = ctx.on_interrupt(lambda reason: _interrupt(child, session, reason))
     subscription = observable.subscribe(on_next, on_error, on_completed)
     try:
         if ctx.interrupted:  # asked to stop before the child started: it stops at once
             _interrupt(child, session, None)
-        result = await _outlive_interrupt(done, ctx, lambda: _interrupt(child, session, None))
+        return await _outlive_interrupt(done, ctx, lambda: _interrupt(child, session, None))
     except asyncio.CancelledError:
         subscription.dispose()  # the parent went away: so does the child, silently
         raise
     finally:
         remove()
-    if result is None:  # pragma: no cover - a nested run always ends with its PostCall
-        raise RuntimeError(f"the nested run of {child.name!r} ended without a PostCall")
-    return result
 
 
 def _interrupt(child: AgentLike, session: str, reason: Msg | None) -> None:
@@ -238,9 +291,21 @@ def agent_tool(
         value = adapter.validate_python(arguments["input"])
         text = value if isinstance(value, str) else _as_json(value)
         ctx = current_run()
-        result = await run_nested(child, text, ctx)
-        if result.pending_approvals:  # the child parked: its caller does not (see the docs)
+        decisions = ctx.approval_decisions
+        if decisions and isinstance(
+            child, Resumable
+        ):  # resumed: the decisions go to the parked child
+            resumed = await resume_nested(child, decisions, ctx)
+            if resumed is None:  # pragma: no cover - every approval of the child was decided
+                raise RuntimeError(f"{child.name} was not resumed by the decisions")
+            result = resumed
+        else:
+            result = await run_nested(child, text, ctx)
+        if result.pending_approvals:  # the child parked: so does its caller, when it can
             waiting = ", ".join(result.pending_approvals)
+            if isinstance(child, Resumable):
+                ctx.wait_for_approvals(result.pending_approvals)
+                return f"{child.name} waits for approval of {waiting}"
             session = child_session(ctx.session_id, child.name)
             return ToolResult(
                 f"{child.name} is waiting for a human to approve {waiting} (session "

@@ -134,6 +134,9 @@ class Run:
         self.interrupt = Interrupt()
         self.interrupt_listeners: list[Callable[[Msg | None], None]] = []  # nested runs
         self.stop_after: set[str] = set()  # tool calls that end the run (stop_after_tool)
+        # a call whose nested agent parked -> the call as it ran, and that agent's approvals
+        self.nested_waits: dict[str, tuple[ToolUseBlock, tuple[str, ...]]] = {}
+        self.decisions: dict[str, tuple[tuple[str, bool, str | None], ...]] = {}  # on resume
         self._timer: asyncio.TimerHandle | None = None
         self.budget = Budget(agent.max_tool_calls)
         self.bound = RequestBound()
@@ -175,6 +178,15 @@ class Run:
     def stop_after_call(self, call_id: str) -> None:
         """End the run after the tool call `call_id` (its PostActing then has `stop=True`)."""
         self.stop_after.add(call_id)
+
+    def wait_for_approvals(self, call: ToolUseBlock, approval_ids: tuple[str, ...]) -> None:
+        """Park `call` after its batch, until a nested agent's approvals are decided."""
+        if approval_ids:
+            self.nested_waits[call.id] = (call, approval_ids)
+
+    def decisions_for(self, call_id: str) -> tuple[tuple[str, bool, str | None], ...]:
+        """The decisions the resumed call `call_id` passes on to its nested agent."""
+        return self.decisions.get(call_id, ())
 
     # -- steps -----------------------------------------------------------------------------------
 

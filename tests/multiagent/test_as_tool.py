@@ -256,30 +256,3 @@ async def test_stop_after_tool_needs_a_tool() -> None:
     await agent.call("go")
     assert seen
     assert "tool" in seen[0]
-
-
-async def test_a_child_waiting_for_approval_gives_an_error_result() -> None:
-    from rxagent.tools import tool
-
-    @tool(needs_approval=True)
-    def pay(amount: int) -> str:
-        """Pay.
-
-        Args:
-            amount: How much.
-        """
-        return f"paid {amount}"
-
-    clerk = ReActAgent("clerk", "", ScriptedModel([tool_call("pay", amount=2), "Paid."]),
-                       tools=[pay])  # fmt: skip
-    boss = ReActAgent("boss", "", ScriptedModel([tool_call("clerk", input="pay 2"), "Waiting."]),
-                      tools=[clerk.as_tool()])  # fmt: skip
-    events = await collect(boss, session_id="s")
-    assert_event_protocol(events)
-    post = next(e for e in events if isinstance(e, PostActingEvent))
-    assert post.result.is_error
-    assert "s/clerk" in post.result.text
-    pending = (await clerk.state_dict("s/clerk"))["pending_approvals"]
-    resumed = await clerk.approve(pending[0]["approval_id"], session_id="s/clerk")
-    assert resumed is not None
-    assert resumed.text == "Paid."

@@ -220,3 +220,26 @@ async def test_the_stream_is_cold() -> None:
     observable = team.stream("q")
     assert isinstance(observable, reactivex.Observable)
     assert team.is_running("default") is False
+
+
+async def test_wait_idle_and_loading_a_busy_or_partial_state() -> None:
+    release = asyncio.Event()
+
+    async def slow(messages: Any, tools: Any, options: Any) -> str:
+        await release.wait()
+        return "done"
+
+    team = SequentialPipeline([ReActAgent("s", "", FunctionModel(slow)), echo("e")])
+    task = asyncio.create_task(team.call("x", session_id="busy"))
+    while not team.is_running("busy"):
+        await asyncio.sleep(0)
+    assert not await team.wait_idle(timeout=0.01, session_id="busy")
+    with pytest.raises(SessionBusyError):
+        await team.load_state_dict({"team": {}, "members": {}}, "busy")
+    release.set()
+    assert await team.wait_idle(timeout=5)
+    await task
+    saved = await team.state_dict("busy")
+    del saved["members"]["e"]
+    await team.load_state_dict(saved, "other")
+    assert (await team.state_dict("other"))["members"]["s"] == saved["members"]["s"]
