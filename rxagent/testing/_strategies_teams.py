@@ -38,6 +38,14 @@ class TeamSpec:
         members: The members (a supervisor's workers); empty for a plain agent.
         reply: What an agent or a supervisor answers last.
         calls: Which workers a supervisor calls (indexes into `members`), in one batch.
+
+    Example:
+        ```python
+        from rxagent.testing.strategies import TeamSpec
+
+        pair = TeamSpec("parallel", "t", (TeamSpec("agent", "a"), TeamSpec("agent", "b")))
+        assert pair.depth() == 2 and [m.name for m in pair.members] == ["a", "b"]
+        ```
     """
 
     kind: TeamKind
