@@ -184,3 +184,22 @@ async def test_the_checker_reports_a_child_outliving_its_parent() -> None:
     moved += [child_end, *events[post_acting + 1 :]]
     with pytest.raises(EventProtocolError, match="has closed"):
         assert_event_protocol(moved)
+
+
+async def test_a_nested_hook_cancelled_or_naming_itself() -> None:
+    @hook(PreCallEvent, nested=True)
+    def cancelled(event: PreCallEvent) -> None:
+        raise asyncio.CancelledError
+
+    @hook(PreCallEvent, nested=True)
+    def named(event: PreCallEvent) -> None:
+        refusal = Reject("no")
+        refusal.hook = "gate"  # as a hook chain further in would have named it
+        raise refusal
+
+    nested = PreCallEvent(input=[Msg.user("x")], path=("a", "b"))
+    with pytest.raises(asyncio.CancelledError):
+        await HookChain([cancelled]).dispatch_nested(nested)
+    with pytest.raises(Reject) as info:
+        await HookChain([named]).dispatch_nested(nested)
+    assert info.value.hook == "gate"
