@@ -3,8 +3,8 @@
 Run: `python bench/multiagent.py` (about half a minute; `--quick` for a smoke run, `--json FILE`
 for the results).
 
-The same three model calls (scripted, no network) are made three ways, the configurations
-taking turns in one process so that the machine's load touches all alike:
+One turn (scripted models, no network) is played three ways, the configurations taking turns
+in one process so that the machine's load touches all alike:
 
 - **supervisor**: `Supervisor(workers=[a, b])`; its model calls both workers in one response,
   so they run at once as nested runs whose events are forwarded into its stream, then it
@@ -12,7 +12,7 @@ taking turns in one process so that the machine's load touches all alike:
 - **hand-written tools**: a `ReActAgent` with two plain tools that each `await worker.call()`
   (what one writes without `rxagent.multiagent`: the workers' events are lost);
 - **runs by hand**: the two workers' `call()`s gathered, then the lead's answer, with no tool
-  calls at all (the floor: three runs).
+  calls at all (the floor: three runs and three model calls, where the others make four).
 
 The figure per configuration is the median time of one whole turn; the ratios say what the
 supervisor costs over the other two.
