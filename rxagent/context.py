@@ -254,6 +254,11 @@ class RunEngine(Protocol):
         """The decisions a resumed tool call passes on: (approval id, approved, reason)."""
         ...
 
+    @property
+    def gate(self) -> asyncio.Event | None:
+        """Cleared while nested runs' events wait for delivery in numbers; they wait on it."""
+        ...
+
 
 class RunContext:
     """The state of one run: who, which session, which step, what it used so far.

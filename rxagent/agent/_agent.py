@@ -240,17 +240,19 @@ class ReActAgent(AgentSessions):
         session_id: str,
         parent_path: tuple[str, ...],
         principal: Principal | None = None,
+        gate: asyncio.Event | None = None,
     ) -> Observable[BaseEvent]:
         """The run nested in another run: its events have `path == (*parent_path, name)`.
 
         What `as_tool()` and the orchestrators of `rxagent.multiagent` subscribe to; runs of
-        one nested session queue behind each other instead of failing as busy.
+        one nested session queue behind each other instead of failing as busy. With `gate`
+        (the outermost consumer's), the run waits while the consumer is full.
         """
         args = RunArgs(
             msg, session_id, None, None, None, None, None, True, principal=principal,
             parent_path=parent_path,
         )  # fmt: skip
-        return run_observable(lambda: new_run(self, args, None))
+        return run_observable(lambda: new_run(self, args, gate))
 
     def nested_decision_stream(
         self,

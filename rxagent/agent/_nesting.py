@@ -66,8 +66,12 @@ class AgentLike(Protocol):
         session_id: str,
         parent_path: tuple[str, ...],
         principal: Principal | None = None,
+        gate: asyncio.Event | None = None,
     ) -> Observable[BaseEvent]:
-        """The run as a cold Observable whose events have `path == (*parent_path, name)`."""
+        """The run as a cold Observable whose events have `path == (*parent_path, name)`.
+
+        With `gate`, the run waits while it is clear (the outermost consumer is full).
+        """
         ...
 
     def interrupt(self, session_id: str = "default", msg: str | Msg | None = None) -> bool:
@@ -160,7 +164,11 @@ async def run_nested(
     """
     session = child_session(ctx.session_id, child.name) if session_id is None else session_id
     observable = child.nested_stream(
-        msg, session_id=session, parent_path=ctx.path, principal=ctx.principal
+        msg,
+        session_id=session,
+        parent_path=ctx.path,
+        principal=ctx.principal,
+        gate=ctx._engine.gate,  # a slow consumer of the caller slows the child too
     )
     result = await _forward(child, observable, ctx, session, watch)
     if result is None:  # pragma: no cover - a nested run always ends with its PostCall

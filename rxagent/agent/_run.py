@@ -184,6 +184,11 @@ class Run:
         if approval_ids:
             self.nested_waits[call.id] = (call, approval_ids)
 
+    @property
+    def gate(self) -> asyncio.Event | None:
+        """What nested runs wait on: cleared while their events wait here in numbers."""
+        return self.events.room
+
     def decisions_for(self, call_id: str) -> tuple[tuple[str, bool, str | None], ...]:
         """The decisions the resumed call `call_id` passes on to its nested agent."""
         return self.decisions.get(call_id, ())

@@ -107,14 +107,18 @@ class Orchestrator(ABC):
         session_id: str,
         parent_path: tuple[str, ...],
         principal: Principal | None = None,
+        gate: asyncio.Event | None = None,
     ) -> Observable[BaseEvent]:
-        """The team's run nested in another run (its events at `(*parent_path, name, ...)`)."""
+        """The team's run nested in another run (its events at `(*parent_path, name, ...)`).
+
+        With `gate`, the members' runs wait while it is clear (the outermost consumer is full).
+        """
 
         def subscribe(_: object) -> Observable[BaseEvent]:
             inputs = coerce_input(msg)
             if session_id in self._running:
                 raise SessionBusyError(self.name, session_id)
-            run = TeamRun(self, inputs, session_id, (*parent_path, self.name), principal)
+            run = TeamRun(self, inputs, session_id, (*parent_path, self.name), principal, gate)
             self._running[session_id] = run
             done = self._done[session_id] = asyncio.get_running_loop().create_future()
 
@@ -168,7 +172,10 @@ class Orchestrator(ABC):
         del options
         coerce_input(msg)
         return bounded_events(
-            lambda _gate: self.stream(msg, session_id=session_id, principal=principal), buffer
+            lambda gate: self.nested_stream(
+                msg, session_id=session_id, parent_path=(), principal=principal, gate=gate
+            ),
+            buffer,
         )
 
     async def call(

@@ -16,6 +16,7 @@ from rxagent.models.base import Usage
 from rxagent.result import AgentResult, ErrorInfo
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Sequence
 
     from reactivex import Observable
@@ -37,6 +38,7 @@ class TeamRun:
         session_id: The team's session.
         path: The team run's path (`(*parent, team.name)`).
         principal: Who is calling (passed on to the members).
+        gate: Cleared while the outermost consumer is full (`events()`); members wait on it.
     """
 
     def __init__(
@@ -46,12 +48,14 @@ class TeamRun:
         session_id: str,
         path: tuple[str, ...],
         principal: Principal | None,
+        gate: asyncio.Event | None = None,
     ) -> None:
         self.team = team
         self.inputs = inputs
         self.session_id = session_id
         self.path = path
         self.principal = principal
+        self.gate = gate  # the outermost consumer's: the members wait on it while it is full
         self.run_id = new_id()
         self.started_at = time.perf_counter()
         self.results: list[tuple[str, AgentResult[Any]]] = []  # member name, result, in order
@@ -88,7 +92,11 @@ class TeamRun:
                     self.results.append((member.name, event.result))
 
             return member.nested_stream(
-                msg, session_id=session, parent_path=self.path, principal=self.principal
+                msg,
+                session_id=session,
+                parent_path=self.path,
+                principal=self.principal,
+                gate=self.gate,
             ).pipe(
                 ops.do_action(on_next=record),
                 ops.finally_action(lambda: self._forget(session)),

@@ -203,3 +203,29 @@ async def test_a_nested_hook_cancelled_or_naming_itself() -> None:
     with pytest.raises(Reject) as info:
         await HookChain([named]).dispatch_nested(nested)
     assert info.value.hook == "gate"
+
+
+async def test_a_slow_consumer_slows_nested_runs() -> None:
+    child = ReActAgent("child", "", ScriptedModel(["a long answer " * 20], chunk_size=2))
+    boss = ReActAgent("boss", "", ScriptedModel([tool_call("child", input="x"), "ok"]),
+                      tools=[child.as_tool()])  # fmt: skip
+    events = boss.events("go", session_id="s", buffer=1)
+    async for event in events:
+        if event.path == ("boss", "child"):
+            break
+    for _ in range(50):  # the child would finish in a few ticks if nothing held it
+        await asyncio.sleep(0)
+    assert child.is_running("s/child")
+    rest = [e async for e in events]
+    assert rest[-1].path == ("boss",)
+    assert not child.is_running("s/child")
+    member = ReActAgent("a", "", ScriptedModel(["word " * 40], chunk_size=2))
+    stream = SequentialPipeline([member]).events("go", session_id="t", buffer=1)
+    assert isinstance(await anext(stream), PreCallEvent)
+    assert (await anext(stream)).path == ("sequential", "a")
+    for _ in range(50):  # the member would finish in a few ticks if nothing held it
+        await asyncio.sleep(0)
+    assert member.is_running("t/a")
+    rest = [e async for e in stream]
+    assert rest[-1].path == ("sequential",)
+    assert not member.is_running("t/a")
