@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from rxagent.events import ErrorEvent as ErrorEvent
     from rxagent.events import FallbackEvent as FallbackEvent
     from rxagent.events import GuardEvent as GuardEvent
+    from rxagent.events import HandoffEvent as HandoffEvent
     from rxagent.events import InterruptedEvent as InterruptedEvent
     from rxagent.events import OutputChunkEvent as OutputChunkEvent
     from rxagent.events import PostActingEvent as PostActingEvent

@@ -19,7 +19,7 @@ from rxagent.models.base import ChatModel, ModelOptions, Usage
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "ANONYMOUS",
@@ -232,6 +232,31 @@ class RunEngine(Protocol):
 
     def request_bound(self, messages: tuple[Msg, ...]) -> int | None:
         """An upper bound on the tokens of `messages` if they are the request the run built."""
+        ...
+
+    def forward(self, event: BaseEvent) -> None:
+        """Queue an event of a nested run for delivery in this run's stream, as it is."""
+        ...
+
+    def add_interrupt_listener(self, listener: Callable[[Msg | None], None]) -> Callable[[], None]:
+        """Call `listener` when the run is interrupted; returns the function that removes it."""
+        ...
+
+    def stop_after_call(self, call_id: str) -> None:
+        """End the run after the tool call `call_id` (as a PostActing hook's `stop=True`)."""
+        ...
+
+    def wait_for_approvals(self, call: ToolUseBlock, approval_ids: tuple[str, ...]) -> None:
+        """Park the tool call `call` until the approvals (of a nested agent) are decided."""
+        ...
+
+    def decisions_for(self, call_id: str) -> tuple[tuple[str, bool, str | None], ...]:
+        """The decisions a resumed tool call passes on: (approval id, approved, reason)."""
+        ...
+
+    @property
+    def gate(self) -> asyncio.Event | None:
+        """Cleared while nested runs' events wait for delivery in numbers; they wait on it."""
         ...
 
 
@@ -461,6 +486,68 @@ class RunContext:
         if not self._engine.call_open(call.id):
             return  # the call has its result already (a sync tool past its timeout): too late
         self.emit(ActingChunkEvent, tool_call_id=call.id, tool_name=call.name, chunk=chunk)
+
+    # -- nested runs -----------------------------------------------------------------------------
+
+    def forward(self, event: BaseEvent) -> None:
+        """Deliver an event of a nested run (an agent called as a tool) in this run's stream.
+
+        The event keeps its own `run_id`, `seq` and `path`; it is delivered after the event
+        being dispatched now, in order with what this run emits, and the hooks of this run that
+        asked for nested events (`nested=True`) see it. `agent.as_tool()` and the orchestrators
+        of `rxagent.multiagent` forward their members' events this way.
+        """
+        self._engine.forward(event)
+
+    def on_interrupt(self, listener: Callable[[Msg | None], None]) -> Callable[[], None]:
+        """Call `listener(message)` when this run is interrupted (once, on the loop's thread).
+
+        A tool that runs something of its own (a nested agent) passes the interrupt on with it.
+
+        Returns:
+            A function that removes the listener (call it when the work is done).
+        """
+        return self._engine.add_interrupt_listener(listener)
+
+    def stop_after_tool(self) -> None:
+        """End the run after the calling tool's call, as a PostActing hook's `stop=True` does.
+
+        The reply is the last assistant text, or this tool's result when there is none (a
+        handoff's target answered).
+
+        Raises:
+            RuntimeError: When called outside a tool.
+        """
+        call = _CURRENT_CALL.get()
+        if call is None:
+            raise RuntimeError("stop_after_tool() ends the run after a tool; call it in a tool")
+        self._engine.stop_after_call(call.id)
+
+    def wait_for_approvals(self, approval_ids: tuple[str, ...]) -> None:
+        """Park the calling tool's call until `approval_ids` (a nested agent's) are decided.
+
+        After this tool's batch, the run parks as for a tool that needs approval: each id is
+        announced (`ApprovalRequestedEvent`) and is in `result.pending_approvals`. Once all are
+        decided (`agent.approve(id)` / `reject`), the call runs again on resume and finds the
+        decisions in `approval_decisions`, to pass them on. `as_tool()` does this for you.
+
+        Raises:
+            RuntimeError: When called outside a tool.
+        """
+        call = _CURRENT_CALL.get()
+        if call is None:
+            raise RuntimeError("wait_for_approvals() parks a tool call; call it in a tool")
+        self._engine.wait_for_approvals(call, tuple(approval_ids))
+
+    @property
+    def approval_decisions(self) -> tuple[tuple[str, bool, str | None], ...]:
+        """The decisions the running tool's call was resumed with (see `wait_for_approvals`).
+
+        Each is `(approval_id, approved, reason)`, in the order they were made; empty for a
+        call that is not resuming a nested agent's approvals (or outside a tool).
+        """
+        call = _CURRENT_CALL.get()
+        return () if call is None else self._engine.decisions_for(call.id)
 
     def __repr__(self) -> str:
         return (

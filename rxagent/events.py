@@ -20,6 +20,7 @@ serializes and parses any of them.
 | `GuardEvent` | none |
 | `FallbackEvent` | none |
 | `RetrievalEvent` | none |
+| `HandoffEvent` | none |
 
 Example:
     ```python
@@ -64,6 +65,7 @@ __all__ = [
     "GuardEvent",
     "GuardTarget",
     "GuardVerdict",
+    "HandoffEvent",
     "Hit",
     "InterruptedEvent",
     "OutputChunkEvent",
@@ -473,6 +475,25 @@ class RetrievalEvent(BaseEvent):
     rejected by a guard."""
 
 
+class HandoffEvent(BaseEvent):
+    """The conversation moves from one agent to another (a `handoff(...)` tool was called).
+
+    It comes inside the Acting span of the handoff tool's call, before the target's nested run
+    (`path == (*path, to_agent)`); the session then stays with the target, so the next user
+    message goes to it, until it hands the conversation back.
+    """
+
+    type: Literal["handoff"] = "handoff"
+    from_agent: str
+    """The agent that hands the conversation over."""
+    to_agent: str
+    """The agent that takes it."""
+    reason: str = ""
+    """Why, as the model put it (the handoff tool's `reason` argument), or why it was routed."""
+    tool_call_id: str | None = None
+    """The handoff tool's call, inside whose Pre/PostActing the switch happens."""
+
+
 class CustomEvent(BaseEvent):
     """An event a hook or tool emits with `current_run().emit(CustomEvent, name=..., data=...)`."""
 
@@ -501,7 +522,8 @@ AgentEvent: TypeAlias = Annotated[
     | ApprovalRequestedEvent
     | GuardEvent
     | FallbackEvent
-    | RetrievalEvent,
+    | RetrievalEvent
+    | HandoffEvent,
     Discriminator("type"),
 ]
 """Any built-in event, discriminated by `type`."""
@@ -528,5 +550,6 @@ EVENT_TYPES: tuple[type[BaseEvent], ...] = (
     GuardEvent,
     FallbackEvent,
     RetrievalEvent,
+    HandoffEvent,
 )
 """Every built-in event class."""

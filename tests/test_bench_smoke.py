@@ -110,3 +110,15 @@ def test_interceptors_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_pat
     results = json.loads(out.read_text())
     assert set(results["per_step_us"]) == {"none", "1 pass-through", "5 pass-through", "built-ins"}
     assert "vs none" in capsys.readouterr().out
+
+
+def test_multiagent_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """A supervisor, hand-written tools and runs by hand all answer (no speed asserted)."""
+    module = load_bench("multiagent")
+    out = tmp_path / "results.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "supervisor" in text
+    assert "runs by hand" in text
+    results = json.loads(out.read_text())
+    assert set(results["supervisor_ratio"]) == {"hand-written tools", "runs by hand"}

@@ -9,6 +9,11 @@ from rxagent.agent import conditions
 from rxagent.agent._agent import AgentInput as AgentInput
 from rxagent.agent._agent import ReActAgent as ReActAgent
 from rxagent.agent._agent import SystemPrompt as SystemPrompt
+from rxagent.agent._nesting import AgentLike as AgentLike
+from rxagent.agent._nesting import ToolOutput as ToolOutput
+from rxagent.agent._nesting import child_session as child_session
+from rxagent.agent._nesting import run_nested as run_nested
+from rxagent.agent._routing import ROUTE_KEY as ROUTE_KEY
 from rxagent.agent.conditions import StopCondition as StopCondition
 from rxagent.agent.conditions import StopDecision as StopDecision
 from rxagent.agent.conditions import final_answer_marker as final_answer_marker
@@ -20,7 +25,9 @@ from rxagent.result import ErrorInfo as ErrorInfo
 from rxagent.result import StopReason as StopReason
 
 __all__ = [
+    "ROUTE_KEY",
     "AgentInput",
+    "AgentLike",
     "AgentResult",
     "ErrorInfo",
     "ReActAgent",
@@ -29,9 +36,12 @@ __all__ = [
     "StopDecision",
     "StopReason",
     "SystemPrompt",
+    "ToolOutput",
+    "child_session",
     "current_run",
     "final_answer_marker",
     "max_steps",
+    "run_nested",
 ]
 
 _DEPRECATED = {

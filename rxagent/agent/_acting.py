@@ -85,8 +85,12 @@ async def act(run: Run, calls: Sequence[ToolUseBlock], offered: Collection[str] 
             )
         )
     again = take_reapprovals(run, results)  # changed by an interceptor into gated arguments
-    if (held or again) and not run.interrupt.requested:
-        await park(run, (*calls, *cut), results, [*held, *again.values()], stop, again)
+    nested = {c.id: run.nested_waits.pop(c.id) for c in calls if c.id in run.nested_waits}
+    if (held or again or nested) and not run.interrupt.requested:
+        for call_id in nested:  # what the call said while it waits is not its result
+            results.pop(call_id, None)
+        waiting = [*held, *again.values()]
+        await park(run, (*calls, *cut), results, waiting, stop, rewritten=again, nested=nested)
         return
     remember(run, (*calls, *cut), results)
     if run.tool_failure is not None and await run.fail_for_tools():
@@ -189,12 +193,13 @@ async def post_acting(
             result = await screen_tool_result(run, guards, call, result)
     run.open_calls.pop(call.id, None)  # its PostActing is delivered even if a hook fails
     results[call.id] = result
+    stop = call.id in run.stop_after  # the tool asked to end the run (a handoff)
     post = await run.events.publish(
         run.events.make(
             PostActingEvent,
             tool_call=call,
             result=result,
-            stop=False,
+            stop=stop,
             duration_ms=duration,
             modified_by=by,
         )

@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias
 
+from rxagent.agent._agent_nesting import AgentNesting
 from rxagent.agent._agent_sessions import AgentSessions
 from rxagent.agent._checks import (
     check_agent_arguments,
@@ -57,7 +58,7 @@ logger: Final = logging.getLogger("rxagent.agent")
 _DEFAULT_EVENT_BUFFER: Final = 256
 
 
-class ReActAgent(AgentSessions):
+class ReActAgent(AgentSessions, AgentNesting):
     """A tool-using agent whose runs are typed event streams.
 
     Args:

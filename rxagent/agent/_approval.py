@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NEEDS_APPROVAL",
+    "NESTED_APPROVAL",
     "Approvals",
     "Decision",
     "announce",
@@ -37,6 +38,7 @@ __all__ = [
     "call_key",
     "check_approval_id",
     "needs_approval",
+    "nested_approvals",
     "park",
     "rejected_result",
     "with_calls",
@@ -46,6 +48,8 @@ logger: Final = logging.getLogger("rxagent.agent")
 
 NEEDS_APPROVAL: Final = "the tool needs approval"
 """`ApprovalRequestedEvent.reason` for a call whose tool asked for approval."""
+NESTED_APPROVAL: Final = "an agent this call runs waits for approval"
+"""`ApprovalRequestedEvent.reason` for a call whose nested agent (`as_tool()`) parked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,11 +221,13 @@ async def park(
     held: Sequence[ToolUseBlock],
     stop: bool,
     rewritten: Mapping[str, ToolUseBlock] | None = None,
+    nested: Mapping[str, tuple[ToolUseBlock, tuple[str, ...]]] | None = None,
 ) -> None:
     """Park the batch: its message leaves memory, its waiting calls are announced; end the run.
 
     `rewritten` are calls a tool interceptor changed: the parked message holds them as changed,
-    so the approval is for what will run.
+    so the approval is for what will run. `nested` are calls that ran a nested agent which
+    parked: they wait for its approvals.
     """
     run_id = run.ctx.run_id
     message = run.memory.pop()  # the response of this step: memory gets it once all is decided
@@ -229,12 +235,32 @@ async def park(
         message = with_calls(message, rewritten)
     assert {c.id for c in calls} <= {c.id for c in message.tool_calls}
     done = tuple(results[c.id] for c in calls if c.id in results)
+    own = tuple(approval_for(call, run_id) for call in held)
+    passed_on = nested_approvals(nested or {}, run_id)
     run.approvals.park(
-        ParkedBatch(run_id=run_id, message=message, results=done, stop=stop),
-        tuple(approval_for(call, run_id) for call in held),
+        ParkedBatch(run_id=run_id, message=message, results=done, stop=stop), own + passed_on
     )
-    await announce(run, run.approvals.pending, NEEDS_APPROVAL)
+    await announce(run, own, NEEDS_APPROVAL)
+    await announce(run, passed_on, NESTED_APPROVAL)
     run.end_step()
+
+
+def nested_approvals(
+    nested: Mapping[str, tuple[ToolUseBlock, tuple[str, ...]]], origin: str
+) -> tuple[PendingApproval, ...]:
+    """The approvals of calls that wait for a nested agent's: that agent's ids, one each."""
+    return tuple(
+        PendingApproval(
+            approval_id=approval_id,
+            tool_call_id=call.id,
+            tool_call=call,
+            args_hash=args_hash(call.input),
+            idempotency_key=call_key(origin, call.id),
+            nested=True,
+        )
+        for call, ids in nested.values()
+        for approval_id in ids
+    )
 
 
 async def announce(run: Run, approvals: Iterable[PendingApproval], reason: str) -> None:

@@ -42,6 +42,7 @@ from rxagent.agent._intercepting import reason_intercepted
 from rxagent.agent._output import check_answer, final_output, read_reply, record_failure
 from rxagent.agent._reasoning import reason
 from rxagent.agent._resume import continue_parked
+from rxagent.agent._routing import route
 from rxagent.agent._saving import save_checkpoint, save_state
 from rxagent.agent._selecting import selected_tools
 from rxagent.agent.conditions import decision_of
@@ -112,6 +113,8 @@ async def run_loop(run: Run) -> None:
             await run.events.publish(pre_call)
             if screened is None or not await reject_input(run, screened):
                 await _load_memory(run)
+                if not run.outcome.ended:
+                    await route(run)  # a handed-off session: its input goes to the handoff
             final = False  # the step limit was reached: one last call without tools
             while not run.outcome.ended:
                 final = await _step(run, final)

@@ -8,6 +8,7 @@ tool or in the model.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -21,7 +22,6 @@ from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import BaseEvent, ErrorEvent
 
 if TYPE_CHECKING:
-    import asyncio
     import contextvars
     from collections.abc import Callable
 
@@ -30,11 +30,14 @@ if TYPE_CHECKING:
     from rxagent.context import RunContext
     from rxagent.hooks import Hook, HookChain
 
-__all__ = ["EventT", "Publisher"]
+__all__ = ["NESTED_ROOM", "EventT", "Publisher"]
 
 EventT = TypeVar("EventT", bound=BaseEvent)
 
 logger: Final = logging.getLogger("rxagent.agent")
+
+NESTED_ROOM: Final = 64
+"""How many events of nested runs may wait for delivery before those runs wait too."""
 
 
 class Publisher:
@@ -60,10 +63,14 @@ class Publisher:
         self.pyctx = pyctx
         self.observer: abc.ObserverBase[BaseEvent] | None = None
         self.closed = False  # the subscriber went away: nothing more is delivered
-        self.pending: deque[tuple[type[BaseEvent], dict[str, Any]]] = deque()
+        # what hooks and tools emitted, and the events of nested runs (forwarded as they are)
+        self.pending: deque[tuple[type[BaseEvent], dict[str, Any]] | BaseEvent] = deque()
         self.waiter: asyncio.Future[None] | None = None  # the run waits for tools on it
         self.on_pending: Callable[[], None] | None = None  # called when an event is queued
         self.drainer: asyncio.Task[None] | None = None
+        # cleared while nested runs' events wait here in numbers: those runs wait on it
+        self.room = asyncio.Event()
+        self.room.set()
         self._seq = 0
         self._reporting_hook_error = False
         self._loop_thread = threading.get_ident()
@@ -121,6 +128,18 @@ class Publisher:
     def enqueue(self, event_type: type[BaseEvent], payload: dict[str, Any]) -> None:
         """Queue an event (on the loop's thread) and wake whoever delivers it."""
         self.pending.append((event_type, payload))
+        self.notify()
+
+    def forward(self, event: BaseEvent) -> None:
+        """Queue a nested run's event (on the loop's thread); it is delivered as it is.
+
+        With `NESTED_ROOM` events waiting, `room` is cleared: the nested run (whose gate it
+        is) waits until this run has delivered them, so a slow consumer slows it too.
+        """
+        pending = self.pending
+        pending.append(event)
+        if len(pending) >= NESTED_ROOM:
+            self.room.clear()
         self.notify()
 
     def notify(self) -> None:
@@ -188,23 +207,37 @@ class Publisher:
         """
         pending = self.pending
         while pending:
-            event = self._make_emitted(*pending.popleft())
-            hook_error = isinstance(event, ErrorEvent) and event.source.startswith("hook:")
-            self._reporting_hook_error = hook_error
-            try:
-                dispatched = await self.chain.dispatch(event, report=self.report_hook_error)
-            except (Reject, HookFailedError) as exc:
-                if not quiet:
-                    self.deliver(event)
-                    raise
-                logger.error("a hook refused %s while the run was ending: %s", event.type, exc)
-                dispatched = event
-            finally:
-                self._reporting_hook_error = False
-            self.deliver(dispatched)
+            item = pending.popleft()
+            if len(pending) < NESTED_ROOM and not self.room.is_set():
+                self.room.set()
+            if isinstance(item, BaseEvent):  # a nested run's: its own run saw it through
+                await self.chain.dispatch_nested(item, report=self.report_hook_error)
+                self.deliver(item)
+            else:
+                await self._drain_emitted(item, quiet)
             gate = self.gate
             if gate is not None and not gate.is_set():  # a slow consumer slows emitters too
                 await gate.wait()
+
+    async def _drain_emitted(
+        self, item: tuple[type[BaseEvent], dict[str, Any]], quiet: bool
+    ) -> None:
+        """Build an emitted event, run it through the hooks and deliver it."""
+        event = self._make_emitted(*item)
+        self._reporting_hook_error = isinstance(event, ErrorEvent) and event.source.startswith(
+            "hook:"
+        )
+        try:
+            dispatched = await self.chain.dispatch(event, report=self.report_hook_error)
+        except (Reject, HookFailedError) as exc:
+            if not quiet:
+                self.deliver(event)
+                raise
+            logger.error("a hook refused %s while the run was ending: %s", event.type, exc)
+            dispatched = event
+        finally:
+            self._reporting_hook_error = False
+        self.deliver(dispatched)
 
     def report_hook_error(self, hook: Hook, exc: Exception) -> None:
         """Queue a recoverable `ErrorEvent` for a failed hook (only logged while reporting one)."""

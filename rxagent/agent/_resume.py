@@ -27,11 +27,13 @@ from rxagent.agent._acting import (
     tool_outcome,
 )
 from rxagent.agent._approval import (
+    NESTED_APPROVAL,
     Decision,
     announce,
     approval_for,
     args_hash,
     call_key,
+    nested_approvals,
     rejected_result,
     with_calls,
 )
@@ -93,6 +95,11 @@ async def _resume(run: Run) -> None:
     assert parked is not None
     results = {r.id: r for r in parked.results}
     decided = {p.tool_call_id: p for p in parked.decided}
+    passed_on: dict[str, tuple[tuple[str, bool, str | None], ...]] = {}
+    for p in parked.decided:  # a nested agent's decisions: its call runs again to pass them on
+        if p.nested:
+            decision = (p.approval_id, p.decision == "approved", p.reason)
+            passed_on[p.tool_call_id] = (*passed_on.get(p.tool_call_id, ()), decision)
     todo: list[tuple[ToolUseBlock, PendingApproval]] = []
     for call in parked.message.tool_calls:
         if call.id in results:  # it ran before the batch parked, or was refused: never again
@@ -101,7 +108,7 @@ async def _resume(run: Run) -> None:
         key = call_key(parked.run_id, call.id)
         if approval is None:
             results[call.id] = _error(call, NO_DECISION)
-        elif approval.decision == "rejected":
+        elif approval.decision == "rejected" and call.id not in passed_on:
             results[call.id] = rejected_result(call, approval.reason)
         elif key in parked.started:
             results[call.id] = _error(call, LOST.format(key=key))
@@ -109,6 +116,7 @@ async def _resume(run: Run) -> None:
             todo.append((call, approval))
     changed: dict[str, ToolUseBlock] = {}
     run.key_origin = parked.run_id
+    run.decisions = passed_on
     try:
         stop = await _act_approved(run, todo, results, changed) or parked.stop
     except (AgentRunError, HookFailedError, Reject):  # the run fails in the middle of the batch
@@ -120,8 +128,13 @@ async def _resume(run: Run) -> None:
         raise
     finally:
         run.key_origin = run.ctx.run_id
-    if changed and not run.interrupt.requested:
-        await _park_again(run, results, changed, stop)
+        run.decisions = {}
+    nested = dict(run.nested_waits)  # a nested agent parked again (its next step waits)
+    run.nested_waits.clear()
+    if (changed or nested) and not run.interrupt.requested:
+        for call_id in nested:
+            results.pop(call_id, None)
+        await _park_again(run, results, changed, stop, nested)
     else:
         _close(run, results)
         if run.tool_failure is not None and await run.fail_for_tools():
@@ -204,30 +217,39 @@ async def _park_again(
     results: dict[str, ToolResultBlock],
     changed: dict[str, ToolUseBlock],
     stop: bool,
+    nested: dict[str, tuple[ToolUseBlock, tuple[str, ...]]],
 ) -> None:
-    """Some approved arguments were changed by hooks: those calls wait for approval again."""
+    """Calls wait for approval again: hooks changed their arguments, or a nested agent parked.
+
+    A call whose nested agent parked again runs once more when those approvals are decided.
+    """
     parked = run.approvals.parked
     assert parked is not None
     calls = parked.message.tool_calls
     again = tuple(approval_for(changed[c.id], parked.run_id) for c in calls if c.id in changed)
+    passed_on = nested_approvals(nested, parked.run_id)
+    rerun = {call_key(parked.run_id, call_id) for call_id in nested}
     batch = parked.model_copy(
         update={
             # a call an interceptor changed is parked changed: the approval is for what runs
             # (a hook's change is made again by the hook on resume, so its call stays)
             "message": with_calls(parked.message, run.rewritten_calls),
-            # marked started before the interceptor refused to run them: they never ran
+            # not started: calls marked started before an interceptor refused to run them (they
+            # never ran), and calls whose nested agent parked again (they run once more)
             "started": tuple(
                 key
                 for key in parked.started
-                if key not in {call_key(parked.run_id, i) for i in run.rewritten_calls}
+                if key not in rerun
+                and key not in {call_key(parked.run_id, i) for i in run.rewritten_calls}
             ),
             "results": tuple(results[c.id] for c in calls if c.id in results),
             "decided": (),
             "stop": stop,
         }
     )
-    run.approvals.park(batch, again)
+    run.approvals.park(batch, again + passed_on)
     await announce(run, again, CHANGED)
+    await announce(run, passed_on, NESTED_APPROVAL)
 
 
 def _close(run: Run, results: dict[str, ToolResultBlock]) -> None:

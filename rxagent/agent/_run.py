@@ -28,7 +28,7 @@ from rxagent.agent._approval import Approvals
 from rxagent.agent._owners import Budget, Interrupt, Lease, Outcome, RequestBound
 from rxagent.agent._publisher import Publisher
 from rxagent.agent._saving import save_state
-from rxagent.context import _CURRENT, RunContext
+from rxagent.context import _CURRENT, _CURRENT_CALL, RunContext
 from rxagent.errors import ErrorCode, HookFailedError, Reject
 from rxagent.events import ErrorEvent, InterruptedEvent
 from rxagent.interceptors import price_key
@@ -36,7 +36,7 @@ from rxagent.result import ErrorInfo
 from rxagent.state import AgentState, pair_tool_calls
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent._approval import Decision
@@ -65,6 +65,8 @@ class Run:
             plan, loop).
         gate: Cleared while a bounded consumer is full.
         decision: An approval decision to record before the run (`approve` / `reject`).
+        parent_path: The path of the run this one is nested in (an agent called as a tool);
+            empty for a top-level run.
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class Run:
         decision: Decision | None,
         principal: Principal | None = None,
         interceptors: Sequence[object] = (),
+        parent_path: tuple[str, ...] = (),
     ) -> None:
         self.agent = agent
         self.inputs = inputs
@@ -94,7 +97,7 @@ class Run:
             options=options,
             deps=deps,
             output_type=output_type,
-            path=(agent.name,),
+            path=(*parent_path, agent.name),
             loop=loop,
             engine=self,
             output_plan=output_plan,
@@ -103,6 +106,7 @@ class Run:
         self.output_plan = output_plan  # typed here; the context offers it as a plain value
         self.pyctx = contextvars.copy_context()
         self.pyctx.run(_CURRENT.set, ctx)
+        self.pyctx.run(_CURRENT_CALL.set, None)  # a nested run starts outside its parent's tool
         self.events = Publisher(ctx, agent.hooks, gate, self.pyctx)
         self.lease = Lease(agent.store, agent.name, session_id, ctx.run_id, agent.lease_ttl_s, loop)
         self.outcome = Outcome()
@@ -130,6 +134,11 @@ class Run:
         self.holds_slot = False
         # interrupts
         self.interrupt = Interrupt()
+        self.interrupt_listeners: list[Callable[[Msg | None], None]] = []  # nested runs
+        self.stop_after: set[str] = set()  # tool calls that end the run (stop_after_tool)
+        # a call whose nested agent parked -> the call as it ran, and that agent's approvals
+        self.nested_waits: dict[str, tuple[ToolUseBlock, tuple[str, ...]]] = {}
+        self.decisions: dict[str, tuple[tuple[str, bool, str | None], ...]] = {}  # on resume
         self._timer: asyncio.TimerHandle | None = None
         self.budget = Budget(agent.max_tool_calls)
         self.bound = RequestBound()
@@ -166,6 +175,38 @@ class Run:
     def request_bound(self, messages: tuple[Msg, ...]) -> int | None:
         """The token bound of `messages` if they are the request built for this step."""
         return self.bound.of(messages)
+
+    def forward(self, event: BaseEvent) -> None:
+        """Queue a nested run's event for delivery in this run's stream."""
+        self.events.forward(event)
+
+    def add_interrupt_listener(self, listener: Callable[[Msg | None], None]) -> Callable[[], None]:
+        """Call `listener` on interrupt (a nested run passes it on); returns its remover."""
+        self.interrupt_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self.interrupt_listeners:
+                self.interrupt_listeners.remove(listener)
+
+        return remove
+
+    def stop_after_call(self, call_id: str) -> None:
+        """End the run after the tool call `call_id` (its PostActing then has `stop=True`)."""
+        self.stop_after.add(call_id)
+
+    def wait_for_approvals(self, call: ToolUseBlock, approval_ids: tuple[str, ...]) -> None:
+        """Park `call` after its batch, until a nested agent's approvals are decided."""
+        if approval_ids:
+            self.nested_waits[call.id] = (call, approval_ids)
+
+    @property
+    def gate(self) -> asyncio.Event | None:
+        """What nested runs wait on: cleared while their events wait here in numbers."""
+        return self.events.room
+
+    def decisions_for(self, call_id: str) -> tuple[tuple[str, bool, str | None], ...]:
+        """The decisions the resumed call `call_id` passes on to its nested agent."""
+        return self.decisions.get(call_id, ())
 
     # -- steps -----------------------------------------------------------------------------------
 
@@ -249,6 +290,11 @@ class Run:
         if cancel_tools:
             for task in self.tool_tasks:
                 task.cancel()
+        for listener in tuple(self.interrupt_listeners):  # nested runs stop at their checkpoints
+            try:
+                listener(msg)
+            except Exception:  # one failing listener must not keep the interrupt from the rest
+                logger.exception("an interrupt listener of run %s failed", self.ctx.run_id)
         self.events.notify()
         return True
 

@@ -72,8 +72,11 @@ class SessionRuns:
     def interrupt(self, session_id: str, msg: str | Msg | None) -> bool:
         """Ask the session's running run to stop (from any thread); False when there is none."""
         run = self.running.get(session_id)
-        if run is None:
-            return False
+        if run is None:  # a run made a moment ago, whose task has not started yet, is reached
+            tail = self.tails.get(session_id)
+            if tail is None or tail.predecessor is not None or tail.task is None:
+                return False
+            run = tail
         reason = Msg.assistant(msg) if isinstance(msg, str) else msg
         if run.ctx.loop is running_loop():
             return run.request_interrupt(reason)

@@ -51,6 +51,7 @@ class RunArgs:
     decision: Decision | None = None
     principal: Principal | None = None
     interceptors: Sequence[object] = ()
+    parent_path: tuple[str, ...] = ()  # the run this one is nested in (as_tool, a team)
 
 
 def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run:
@@ -103,6 +104,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         decision=args.decision,
         principal=check_principal(args.principal),
         interceptors=check_interceptors(args.interceptors),
+        parent_path=args.parent_path,
     )
     if tail is not None:
         run.predecessor = tail

@@ -160,6 +160,7 @@ class HookChain:
         self._resolved: dict[type[BaseEvent], tuple[_Entry, ...]] = {}
         self.interceptors = InterceptorChain(interceptors)
         """The agent's interceptors (`rxagent.interceptors`), around its model and tool calls."""
+        self._nested: dict[type[BaseEvent], tuple[_Entry, ...]] = {}
         for h in hooks:
             self.add(h)
         _CHAINS.add(self)
@@ -171,6 +172,7 @@ class HookChain:
         checked = _as_hook(hook)
         self._hooks.append(checked)
         self._resolved.clear()
+        self._nested.clear()
         return checked
 
     def remove(self, hook: Hook) -> None:
@@ -181,6 +183,7 @@ class HookChain:
         """
         self._hooks.remove(hook)
         self._resolved.clear()
+        self._nested.clear()
 
     def replace_where(self, predicate: Callable[[Hook], bool], hook: object) -> Hook:
         """Remove the hooks matching `predicate` and register `hook`."""
@@ -297,6 +300,47 @@ class HookChain:
                 else:
                     report(entry.hook, exc)
         return current
+
+    async def dispatch_nested(
+        self, event: BaseEvent, *, report: HookReporter | None = None
+    ) -> None:
+        """Show a nested run's event to the hooks that asked for them (`nested=True`).
+
+        The event is a notification here whatever its type: its own run dispatched it already,
+        so return values are ignored. A hook failure is isolated (reported) unless the hook
+        propagates.
+
+        Raises:
+            Reject: A hook refused the event.
+            HookFailedError: A hook with `on_error="propagate"` failed.
+        """
+        entries = self._nested.get(type(event))
+        if entries is None:
+            entries = self._nested[type(event)] = tuple(
+                e for e in self._entries(type(event)) if getattr(e.hook, "nested", False)
+            )
+        for entry in entries:
+            try:
+                result = entry.call(event)
+                if entry.is_async or (
+                    result is not None
+                    and not isinstance(result, BaseEvent)
+                    and inspect.isawaitable(result)
+                ):
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Reject as reject:
+                if reject.hook is None:
+                    reject.hook = entry.name
+                raise
+            except Exception as exc:
+                if entry.propagate:
+                    raise HookFailedError(entry.name, exc) from exc
+                if report is None:
+                    logger.exception("hook %r failed on a nested event", entry.name)
+                else:
+                    report(entry.hook, exc)
 
 
 def _accept(current: E, result: object, hook_name: str) -> E:

@@ -45,6 +45,10 @@ class Hook(Protocol):
         name: Recorded in `modified_by` and in `ErrorEvent.source` (`"hook:<name>"`).
         on_error: `"isolate"` (default) or `"propagate"`.
         events: The event types this hook sees; None means every event.
+
+    A hook may also have `nested: bool` (False when absent): True lets it see the events of
+    nested runs too (agents called as tools, a team's members), as notifications: what it
+    returns for them is ignored, since their own run has dispatched them already.
     """
 
     priority: int
@@ -81,6 +85,7 @@ class BaseHook:
     priority: int = DEFAULT_PRIORITY
     on_error: OnError = "isolate"
     events: frozenset[type[BaseEvent]] | None = None
+    nested: bool = False
 
     @property
     def name(self) -> str:
@@ -99,7 +104,16 @@ class BaseHook:
 class FunctionHook:
     """A hook made from a function by `@hook`. Calling it calls the function."""
 
-    __slots__ = ("__wrapped__", "events", "fn", "is_async", "name", "on_error", "priority")
+    __slots__ = (
+        "__wrapped__",
+        "events",
+        "fn",
+        "is_async",
+        "name",
+        "nested",
+        "on_error",
+        "priority",
+    )
 
     def __init__(
         self,
@@ -109,8 +123,10 @@ class FunctionHook:
         priority: int,
         on_error: OnError,
         name: str,
+        nested: bool = False,
     ) -> None:
         self.fn = fn
+        self.nested = nested
         self.__wrapped__ = fn
         self.events = events
         self.priority = priority
@@ -193,6 +209,7 @@ def hook(
     priority: int = DEFAULT_PRIORITY,
     on_error: OnError = "isolate",
     name: str | None = None,
+    nested: bool = False,
 ) -> Callable[[HookFunction], FunctionHook]: ...
 
 
@@ -201,6 +218,7 @@ def hook(
     priority: int = DEFAULT_PRIORITY,
     on_error: OnError = "isolate",
     name: str | None = None,
+    nested: bool = False,
 ) -> FunctionHook | Callable[[HookFunction], FunctionHook]:
     """Turn a function (sync or async) into a hook.
 
@@ -212,6 +230,8 @@ def hook(
         priority: Lower runs first; ties keep registration order.
         on_error: `"isolate"` reports a failure as an `ErrorEvent`; `"propagate"` fails the run.
         name: The hook's name (default: the function's `__name__`).
+        nested: Also see the events of nested runs (agents called as tools, a team's
+            members), as notifications; by default a hook sees only its own agent's run.
 
     Raises:
         HookDefinitionError: For an unknown event type or a bad option.
@@ -242,6 +262,7 @@ def hook(
             priority=priority,
             on_error=on_error,
             name=name or str(getattr(fn, "__name__", type(fn).__name__)),
+            nested=nested,
         )
 
     return decorate

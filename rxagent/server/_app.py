@@ -24,6 +24,7 @@ from rxagent.server._openai import openapi_paths as openai_paths
 from rxagent.server._openai import setup_openai_routes
 from rxagent.server._openapi import openapi_document
 from rxagent.server._runs import run_json, run_stream
+from rxagent.server._served import served_kinds
 from rxagent.server._sessions import (
     decide_approval,
     delete_session,
@@ -37,7 +38,7 @@ from rxagent.state import InMemoryStore
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from rxagent.agent import ReActAgent
+    from rxagent.server._served import ServedAgent
     from rxagent.state import SessionStore, Subscription
 
 __all__ = ["LOG_REDACTION", "create_app"]
@@ -53,32 +54,31 @@ LOG_REDACTION: Final = web.AppKey("rxagent.server.log_redaction", RedactingFilte
 
 
 def _agents_by_name(
-    agents: ReActAgent | Sequence[ReActAgent] | Mapping[str, ReActAgent],
-) -> dict[str, ReActAgent]:
-    from rxagent.agent import ReActAgent
-
+    agents: ServedAgent | Sequence[ServedAgent] | Mapping[str, ServedAgent],
+) -> dict[str, ServedAgent]:
+    kinds = served_kinds()
     given: object = agents
     table: dict[object, object] = {}
-    if isinstance(given, ReActAgent):
+    if isinstance(given, kinds):
         table = {given.name: given}
     elif isinstance(given, Mapping):
         table = dict(given)
     elif isinstance(given, Sequence) and not isinstance(given, str):
         for agent in given:
-            name = agent.name if isinstance(agent, ReActAgent) else object()
+            name = agent.name if isinstance(agent, kinds) else object()
             if name in table:
                 raise ConfigurationError(
                     f"two agents are named {name!r}; give each agent its own name"
                 )
             table[name] = agent
-    if not table or not all(isinstance(a, ReActAgent) for a in table.values()):
+    if not table or not all(isinstance(a, kinds) for a in table.values()):
         raise ConfigurationError(
-            "create_app takes a ReActAgent, a non-empty list of them, or a mapping name -> agent, "
-            f"got {agents!r}"
+            "create_app takes a ReActAgent or a team (rxagent.multiagent), a non-empty list of "
+            f"them, or a mapping name -> agent, got {agents!r}"
         )
-    result: dict[str, ReActAgent] = {}
+    result: dict[str, ServedAgent] = {}
     for key, agent in table.items():
-        assert isinstance(agent, ReActAgent)
+        assert isinstance(agent, kinds)
         for name in (key, agent.name):
             if not isinstance(name, str) or not _NAME.match(name):
                 raise ConfigurationError(
@@ -151,9 +151,9 @@ async def _openapi(request: web.Request) -> web.Response:
     return web.json_response(text=request.app[_OPENAPI])
 
 
-def _stores(ctx: ServerContext) -> list[tuple[SessionStore, dict[str, ReActAgent]]]:
+def _stores(ctx: ServerContext) -> list[tuple[SessionStore, dict[str, ServedAgent]]]:
     """Each distinct store and the agents (by `agent.name`) that keep sessions in it."""
-    groups: dict[int, tuple[SessionStore, dict[str, ReActAgent]]] = {}
+    groups: dict[int, tuple[SessionStore, dict[str, ServedAgent]]] = {}
     for agent in ctx.agents.values():
         groups.setdefault(id(agent.store), (agent.store, {}))[1][agent.name] = agent
     return list(groups.values())
@@ -192,7 +192,7 @@ def _raw_keys(auth: AuthSpec) -> list[str]:
 
 
 def create_app(
-    agents: ReActAgent | Sequence[ReActAgent] | Mapping[str, ReActAgent],
+    agents: ServedAgent | Sequence[ServedAgent] | Mapping[str, ServedAgent],
     *,
     store: SessionStore | None = None,
     auth: AuthSpec = None,
@@ -201,8 +201,9 @@ def create_app(
     """Return an aiohttp application that serves `agents` over HTTP.
 
     Args:
-        agents: A `ReActAgent`, a list of them (each under its `name`), or a mapping
-            route name -> agent.
+        agents: A `ReActAgent` or a team (`rxagent.multiagent`: a pipeline, a `MsgHub`),
+            a list of them (each under its `name`), or a mapping route name -> agent. A
+            team's members' events are nested in its streams (`path`).
         store: Where sessions live: it replaces the store of every agent whose store is an
             `InMemoryStore` (the default). Agents with another store keep theirs. The caller
             closes it (`run_server` closes every agent's store when it exits).

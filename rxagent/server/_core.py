@@ -36,10 +36,10 @@ from rxagent.telemetry import remote_parent
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
 
-    from rxagent.agent import ReActAgent
     from rxagent.events import AgentEvent
     from rxagent.models.base import ModelOptions
     from rxagent.result import AgentResult
+    from rxagent.server._served import ServedAgent
 
 __all__ = [
     "OWNER_KEY",
@@ -121,7 +121,7 @@ SERVER_KEY: web.AppKey[ServerContext] = web.AppKey("rxagent.server", object)  # 
 
 @dataclass(slots=True)
 class _Active:
-    agent: ReActAgent
+    agent: ServedAgent
     session_id: str | None  # None until the session is claimed
     key_id: str
 
@@ -146,11 +146,11 @@ class ServerContext(SessionLookup):
         ```
     """
 
-    agents: Mapping[str, ReActAgent]
+    agents: Mapping[str, ServedAgent]
     config: ServerConfig
 
     def __init__(
-        self, agents: Mapping[str, ReActAgent], config: ServerConfig, keys: KeyRing | None
+        self, agents: Mapping[str, ServedAgent], config: ServerConfig, keys: KeyRing | None
     ) -> None:
         self.agents = agents
         self.config = config
@@ -238,7 +238,7 @@ class ServerContext(SessionLookup):
 
     @asynccontextmanager
     async def track(
-        self, principal: Principal, agent: ReActAgent, session_id: str | None
+        self, principal: Principal, agent: ServedAgent, session_id: str | None
     ) -> AsyncIterator[_Active]:
         """Count a run against the key's limit and make shutdown interrupt it, for the block.
 
@@ -269,7 +269,7 @@ class ServerContext(SessionLookup):
         self,
         request: web.Request,
         principal: Principal,
-        agent: ReActAgent,
+        agent: ServedAgent,
         inputs: str | Msg | Sequence[Msg],
         session_id: str | None,
         *,
@@ -335,7 +335,7 @@ class ServerContext(SessionLookup):
 
     async def _end_run(
         self,
-        agent: ReActAgent,
+        agent: ServedAgent,
         events: RunEvents,
         observer: RunObserver,
         handle: RunHandle | None,
@@ -427,14 +427,14 @@ async def _refuse_rate_limited(events: RunEvents) -> None:
     )
 
 
-async def _run_ended(agent: ReActAgent, session_id: str) -> None:
+async def _run_ended(agent: ServedAgent, session_id: str) -> None:
     """Wait until a cancelled run has cleaned up: state saved, lease released, tasks done."""
     # The run's cleanup task (started when the subscription was disposed) ends it after saving
     # and releasing the lease; a run started on the session since then is waited for as well.
     await agent.wait_idle(session_id=session_id)
 
 
-async def _delete_throwaway(agent: ReActAgent, session_id: str) -> None:
+async def _delete_throwaway(agent: ServedAgent, session_id: str) -> None:
     """Delete a stateless run's session; a failing store is logged (the answer is out by now)."""
     try:
         await agent.store.delete(agent.name, session_id)

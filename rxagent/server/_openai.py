@@ -32,10 +32,10 @@ from rxagent.server._openai_response import (
 from rxagent.server._schemas import SESSION_ID_PATTERN
 
 if TYPE_CHECKING:
-    from rxagent.agent import ReActAgent
     from rxagent.messages import Msg
     from rxagent.result import AgentResult
     from rxagent.server._core import Principal, RunHandle, ServerContext
+    from rxagent.server._served import ServedAgent
 
 __all__ = ["CHAT_COMPLETIONS_PATH", "SESSION_HEADER", "openapi_paths", "setup_openai_routes"]
 
@@ -94,7 +94,7 @@ def _model_card(name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 0, "owned_by": "rxagent"}
 
 
-def _agent(ctx: ServerContext, model: str) -> ReActAgent:
+def _agent(ctx: ServerContext, model: str) -> ServedAgent:
     if model not in ctx.agents:
         names = ", ".join(sorted(ctx.agents)) or "none"
         raise ApiError(

@@ -21,15 +21,22 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from rxagent.agent import ReActAgent
+    from rxagent.multiagent import Orchestrator
     from rxagent.server._auth import AuthSpec
     from rxagent.server._core import ServerConfig
+    from rxagent.server._served import ServedAgent
+
+    Served = ReActAgent | Orchestrator
     from rxagent.state import SessionStore
 
 __all__ = ["run_server", "serve"]
 
 
 def run_server(
-    app_or_agents: web.Application | ReActAgent | Sequence[ReActAgent] | Mapping[str, ReActAgent],
+    app_or_agents: web.Application
+    | ServedAgent
+    | Sequence[ServedAgent]
+    | Mapping[str, ServedAgent],
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -154,7 +161,7 @@ async def serve(
                 loop.remove_signal_handler(signum)
 
 
-async def _close_agents(agents: Iterable[ReActAgent]) -> None:
+async def _close_agents(agents: Iterable[ServedAgent]) -> None:
     """Close every agent's model connections and each distinct store once."""
     closed: set[int] = set()
     for agent in agents:

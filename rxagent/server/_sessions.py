@@ -21,8 +21,8 @@ from rxagent.server._schemas import (
 )
 
 if TYPE_CHECKING:
-    from rxagent.agent import ReActAgent
     from rxagent.result import AgentResult
+    from rxagent.server._served import ServedAgent
     from rxagent.state import StoredState
 
 __all__ = ["decide_approval", "delete_session", "interrupt_session", "show_session"]
@@ -30,7 +30,7 @@ __all__ = ["decide_approval", "delete_session", "interrupt_session", "show_sessi
 
 async def _session(
     request: web.Request,
-) -> tuple[ServerContext, Principal, ReActAgent, StoredState]:
+) -> tuple[ServerContext, Principal, ServedAgent, StoredState]:
     ctx = request.app[SERVER_KEY]
     principal = ctx.authenticate(request)
     session_id = check_session_id(request.match_info["session_id"])
@@ -38,7 +38,7 @@ async def _session(
     return ctx, principal, agent, stored
 
 
-def _route_name(ctx: ServerContext, agent: ReActAgent) -> str:
+def _route_name(ctx: ServerContext, agent: ServedAgent) -> str:
     return next(name for name, a in ctx.agents.items() if a is agent)
 
 

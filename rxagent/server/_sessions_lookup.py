@@ -13,8 +13,8 @@ from rxagent.state import AgentState, ControlMessage
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from rxagent.agent import ReActAgent
     from rxagent.context import Principal
+    from rxagent.server._served import ServedAgent
     from rxagent.state import StoredState
 
 __all__ = ["OWNER_KEY", "SessionLookup", "owner_of"]
@@ -32,9 +32,9 @@ def owner_of(state: AgentState) -> str:
 class SessionLookup:
     """The session half of `ServerContext`: ownership, lookup, and where a run is."""
 
-    agents: Mapping[str, ReActAgent]
+    agents: Mapping[str, ServedAgent]
 
-    def agent(self, name: str) -> ReActAgent:
+    def agent(self, name: str) -> ServedAgent:
         """Return the agent called `name`; ApiError 404 `agent_not_found` otherwise."""
         found = self.agents.get(name)
         if found is None:
@@ -47,7 +47,7 @@ class SessionLookup:
         return found
 
     async def claim_session(
-        self, principal: Principal, agent: ReActAgent, session_id: str | None
+        self, principal: Principal, agent: ServedAgent, session_id: str | None
     ) -> tuple[str, bool]:
         """Return `(session_id, created)`: a fresh or owned session, created (owned) if new.
 
@@ -73,7 +73,7 @@ class SessionLookup:
 
     async def find_session(
         self, principal: Principal, session_id: str, agent_name: str | None = None
-    ) -> tuple[ReActAgent, StoredState]:
+    ) -> tuple[ServedAgent, StoredState]:
         """Find the caller's session among the agents' stores (`agent_name` narrows the search).
 
         Raises:
@@ -81,7 +81,7 @@ class SessionLookup:
                 `ambiguous_session` when several agents have one and `agent_name` is None.
         """
         agents = [self.agent(agent_name)] if agent_name is not None else list(self.agents.values())
-        found: list[tuple[ReActAgent, StoredState]] = []
+        found: list[tuple[ServedAgent, StoredState]] = []
         for agent in agents:
             stored = await agent.store.load(agent.name, session_id)
             if stored is not None and owner_of(stored.state) == key_of(principal):
@@ -99,7 +99,7 @@ class SessionLookup:
         return found[0]
 
     async def running_where(
-        self, agent: ReActAgent, session_id: str
+        self, agent: ServedAgent, session_id: str
     ) -> Literal["local", "remote"] | None:
         """Where the session's run is: in this process, in another one, or nowhere (None)."""
         if agent.is_running(session_id):
@@ -109,7 +109,7 @@ class SessionLookup:
         return None
 
     async def interrupt(
-        self, agent: ReActAgent, session_id: str, reason: str | None
+        self, agent: ServedAgent, session_id: str, reason: str | None
     ) -> Literal["local", "remote"] | None:
         """Interrupt the session's run wherever it runs; None when it has no run."""
         if agent.interrupt(session_id, reason):

@@ -18,6 +18,8 @@ One run is one assistant `UIMessage`: `start` opens it, each reasoning step is a
 | `ErrorEvent`, not recoverable | `error` |
 | `RetryEvent` / `CustomEvent` | `data-retry` / `data-custom` (transient) |
 | `FallbackEvent` | `data-fallback` (transient): `fromModel`, `toModel`, `code`, `message` |
+| `HandoffEvent` | `data-handoff` (transient): `from`, `to`, `reason` |
+| a nested run's event (another `run_id`, a longer `path`) | `data-nested` (transient): `path`, `event` (its JSON); not its PreReasoning |
 | `GuardEvent` | `data-guard` (transient): `stage`, `action`, `target`, `toolCallId`, `flagged`, `score`, `reasons`, `retryAfter` |
 | `RetrievalEvent` | `data-retrieval` (transient): `query`, `tokens`, `dropped`, `hits` (`id`, `score`, `source`, `position`) |
 | `ApprovalRequestedEvent` | `tool-input-start`/`tool-input-available` if not announced yet, then `tool-approval-request` (`approvalId`, `toolCallId`) |
@@ -42,6 +44,7 @@ from rxagent.events import (
     ErrorEvent,
     FallbackEvent,
     GuardEvent,
+    HandoffEvent,
     InterruptedEvent,
     PostActingEvent,
     PostCallEvent,
@@ -147,8 +150,8 @@ class UIMessageStreamTranslator:
     def translate(self, event: BaseEvent) -> list[UIChunk]:
         """Return the chunks for `event` (often none); nothing after the message finished."""
         out: list[UIChunk] = []
-        if self._finished or (event.run_id and self._run_id not in ("", event.run_id)):
-            return out  # a nested agent's run (its own run id) is not part of this message
+        if self._finished or self._nested(event, out):
+            return out
         self._ensure_start(event, out)
         match event:
             case PreReasoningEvent():
@@ -171,9 +174,8 @@ class UIMessageStreamTranslator:
                 self._on_error(event, out)
             case RetryEvent() | FallbackEvent():
                 out.append(_model_notice(event))
-            case CustomEvent():
-                custom = {"name": event.name, "data": json_ready(event.data)}
-                out.append({"type": "data-custom", "data": custom, "transient": True})
+            case CustomEvent() | HandoffEvent():
+                out.append(_data_part(event))
             case GuardEvent() | RetrievalEvent():
                 out.append(_audit_chunk(event))
             case ApprovalRequestedEvent():
@@ -183,6 +185,20 @@ class UIMessageStreamTranslator:
             case PostCallEvent():
                 self._on_post_call(event, out)
         return out
+
+    def _nested(self, event: BaseEvent, out: list[UIChunk]) -> bool:
+        """Whether `event` is a nested run's (another run id); then it is a data part at most.
+
+        A nested agent's run is not part of this message's text: its events go out as
+        transient `data-nested` parts (not its PreReasoning, the whole request), so a UI can
+        follow a team's members.
+        """
+        if not event.run_id or self._run_id in ("", event.run_id):
+            return False
+        if len(event.path) > 1 and not isinstance(event, PreReasoningEvent):
+            data = {"path": list(event.path), "event": event.model_dump(mode="json")}
+            out.append({"type": "data-nested", "data": data, "transient": True})
+        return True
 
     def close(self, error: str | None = None) -> list[UIChunk]:
         """End the message if it has not finished: close what is open, then `finish`.
@@ -452,3 +468,12 @@ def _audit_chunk(event: GuardEvent | RetrievalEvent) -> UIChunk:
         "retryAfter": verdict.retry_after,
     }
     return {"type": "data-guard", "data": guard, "transient": True}
+
+
+def _data_part(event: CustomEvent | HandoffEvent) -> UIChunk:
+    """The transient data part of a custom event or a handoff."""
+    if isinstance(event, HandoffEvent):
+        handoff = {"from": event.from_agent, "to": event.to_agent, "reason": event.reason}
+        return {"type": "data-handoff", "data": handoff, "transient": True}
+    custom = {"name": event.name, "data": json_ready(event.data)}
+    return {"type": "data-custom", "data": custom, "transient": True}

@@ -62,6 +62,9 @@ class PendingApproval(BaseModel):
     """None while it waits; then what the human decided."""
     reason: str | None = None
     """Why it was rejected, when a reason was given."""
+    nested: bool = False
+    """The call runs an agent (`as_tool()`) whose own call waits for this approval: approved
+    or rejected, the call runs again on resume and passes the decision on to that agent."""
 
 
 class ParkedBatch(BaseModel):

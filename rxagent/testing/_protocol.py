@@ -20,6 +20,11 @@ The invariants (ARCHITECTURE section 3), each named in the error message when it
 | `approval ids unique` | each `ApprovalRequestedEvent` of a run has its own `approval_id` |
 | `announced approvals pending at PostCall` | each announced `approval_id` is in the PostCall's `result.pending_approvals` |
 | `GuardEvent in its place` | an input verdict before any model call, a tool call's or tool result's inside that call's Pre/PostActing, none inside a model call (except a `retrieved` verdict, which follows the PreReasoning whose request it screened) |
+| `nested run inside its parent's span` | a nested run (a longer `path`) lies inside its parent run; inside one of the parent's open tool calls when the parent is an agent |
+
+The events of nested runs (an agent called as a tool, a team's members) may come mixed into the
+stream: each run (`run_id`) is checked on its own against the invariants above, and each nested
+run against its parent's span.
 
 An ErrorEvent ends an open reasoning attempt when it is not recoverable (the run is over) or when
 its source is `"model"` (a broken stream: the step starts again with a new PreReasoning). An
@@ -47,6 +52,7 @@ from rxagent.events import (
     PreReasoningEvent,
     ReasoningChunkEvent,
 )
+from rxagent.testing._protocol_nesting import check_nesting, split_runs
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -89,16 +95,17 @@ def _describe(position: int, event: BaseEvent) -> str:
 class _Checker:
     """Walks the events once, keeping the open reasoning call and the open tool calls."""
 
-    def __init__(self, events: list[BaseEvent], complete: bool) -> None:
+    def __init__(self, events: list[BaseEvent], complete: bool, label: str = "") -> None:
         self.events = events
         self.complete = complete
+        self.label = label  # which run, when the stream holds nested runs
         self.reasoning: int | None = None  # position of the open PreReasoning
         self.acting: dict[str, int] = {}  # open tool call id -> position of its PreActing
         self.approvals: dict[str, int] = {}  # announced approval id -> position
         self.models_called = False  # a PreReasoning has been seen
 
     def fail(self, invariant: str, detail: str, position: int | None = None) -> NoReturn:
-        lines = [f"event protocol violated: {invariant}: {detail}"]
+        lines = [f"event protocol violated: {invariant}: {detail}{self.label}"]
         event = None
         if position is not None:
             event = self.events[position]
@@ -296,4 +303,12 @@ def assert_event_protocol(events: Iterable[BaseEvent], *, complete: bool = True)
             raise AssertionError("expected a violation")
         ```
     """
-    _Checker(list(events), complete).run()
+    found = list(events)
+    runs = split_runs(found)
+    if len(runs) <= 1:
+        _Checker(found, complete).run()
+        return
+    for run_id, run_events in runs.items():
+        path = run_events[0].path
+        _Checker(run_events, complete, f" (in run {run_id!r} at path {path!r})").run()
+    check_nesting(found, runs)

@@ -22,6 +22,7 @@ from rxagent.events import (
     GuardEvent,
     GuardTarget,
     GuardVerdict,
+    HandoffEvent,
     Hit,
     InterruptedEvent,
     OutputChunkEvent,
@@ -357,6 +358,14 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
             ).map(tuple),
             "tokens": st.integers(min_value=0, max_value=10_000),
             "dropped": st.lists(hex_ids, max_size=2).map(tuple),
+        }
+    ),
+    HandoffEvent: lambda: st.fixed_dictionaries(
+        {
+            "from_agent": idents,
+            "to_agent": idents,
+            "reason": st.text(max_size=20),
+            "tool_call_id": st.none() | hex_ids,
         }
     ),
 }

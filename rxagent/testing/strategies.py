@@ -61,6 +61,11 @@ from rxagent.testing._strategies_messages import messages as messages
 from rxagent.testing._strategies_messages import text_blocks as text_blocks
 from rxagent.testing._strategies_output import output_models as output_models
 from rxagent.testing._strategies_schema import tool_args as tool_args
+from rxagent.testing._strategies_teams import TeamKind as TeamKind
+from rxagent.testing._strategies_teams import TeamSpec as TeamSpec
+from rxagent.testing._strategies_teams import build_team as build_team
+from rxagent.testing._strategies_teams import team_sessions as team_sessions
+from rxagent.testing._strategies_teams import team_specs as team_specs
 from rxagent.tools import Tool
 
 if TYPE_CHECKING:
@@ -73,8 +78,11 @@ __all__ = [
     "HookAction",
     "HookChainSpec",
     "HookSpec",
+    "TeamKind",
+    "TeamSpec",
     "UnsupportedSchemaError",
     "blocks",
+    "build_team",
     "conversations",
     "events",
     "hook_chains",
@@ -84,6 +92,8 @@ __all__ = [
     "model_options",
     "output_models",
     "scripts",
+    "team_sessions",
+    "team_specs",
     "text_blocks",
     "tool_args",
     "tool_schemas",

@@ -31,9 +31,15 @@ def test_strategies_all_is_sorted_and_complete() -> None:
     assert functions <= exported
 
 
+# random teams are made of agents: the one module that builds them may import the agent
+BUILDS_AGENTS = {"_strategies_teams.py"}
+
+
 def test_testing_modules_do_not_import_the_agent() -> None:
     package = Path(rxagent.testing.__file__).parent
     for path in package.glob("*.py"):
+        if path.name in BUILDS_AGENTS:
+            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
                 names = [node.module or ""]

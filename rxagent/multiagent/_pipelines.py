@@ -1,0 +1,180 @@
+"""The pipelines: `SequentialPipeline` (`concat`) and `ParallelPipeline` (`merge`).
+
+A sequential pipeline runs its members one after another, each on the previous reply; a
+parallel one runs them at once on the same input, then a merger builds the reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import reactivex
+
+from rxagent.agent import AgentLike
+from rxagent.errors import ConfigurationError
+from rxagent.messages import Msg
+from rxagent.multiagent._base import Orchestrator
+from rxagent.multiagent._team_run import TeamRun, check_members
+from rxagent.result import AgentResult
+
+if TYPE_CHECKING:
+    from reactivex import Observable
+
+    from rxagent.agent import AgentInput
+    from rxagent.events import BaseEvent
+    from rxagent.state import SessionStore
+
+__all__ = ["InputBuilder", "Merger", "ParallelPipeline", "SequentialPipeline"]
+
+InputBuilder: TypeAlias = Callable[[AgentResult[Any], tuple[Msg, ...]], "AgentInput"]
+"""Builds the next member's input from the previous member's result and the team's input."""
+
+Merger: TypeAlias = Callable[[Sequence[AgentResult[Any]]], str] | AgentLike
+"""Merges a fan-out: a function of the members' results returning the reply text, or an agent
+that is given their replies."""
+
+
+class SequentialPipeline(Orchestrator):
+    """Members one after another: each gets the previous member's reply (`concat`).
+
+    The first member gets the team's input. A member that fails, is interrupted or parks for
+    approval ends the pipeline with its result; the team's reply is the last member's.
+
+    Args:
+        members: Agents or teams, in order.
+        name: The team's name.
+        input_builder: Builds each later member's input from the previous result and the
+            team's input (default: the previous reply's text).
+        store: Where the team's own session state lives.
+
+    Example:
+        ```python
+        from rxagent import ReActAgent
+        from rxagent.multiagent import SequentialPipeline
+        from rxagent.testing import ScriptedModel
+
+        writer = ReActAgent("writer", "Write.", ScriptedModel(["a draft"]))
+        editor = ReActAgent("editor", "Edit.", ScriptedModel(["A polished draft."]))
+        team = SequentialPipeline([writer, editor], name="desk")
+        assert team.call_sync("Write about frogs").text == "A polished draft."
+        ```
+    """
+
+    def __init__(
+        self,
+        members: Sequence[AgentLike],
+        *,
+        name: str = "sequential",
+        input_builder: InputBuilder | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
+        super().__init__(name, store=store)
+        self._members = check_members("SequentialPipeline", members)
+        self.input_builder = input_builder
+
+    @property
+    def members(self) -> tuple[AgentLike, ...]:
+        """The members, in order."""
+        return self._members
+
+    def _body(self, run: TeamRun) -> Observable[BaseEvent]:
+        def turn(index: int, member: AgentLike) -> Observable[BaseEvent]:
+            def subscribe(_: object) -> Observable[BaseEvent]:
+                if index == 0:
+                    return run.member(member, list(run.inputs))
+                last = run.last
+                if last is None or not last.ok or last.pending_approvals:
+                    return reactivex.empty()  # the previous member did not answer: stop here
+                if self.input_builder is None:
+                    return run.member(member, last.text)
+                return run.member(member, self.input_builder(last, run.inputs))
+
+            return reactivex.defer(subscribe)
+
+        return reactivex.concat(*(turn(i, m) for i, m in enumerate(self._members)))
+
+
+class ParallelPipeline(Orchestrator):
+    """Members at once on the same input (`merge`), then a merger builds the reply.
+
+    Args:
+        members: Agents or teams; each runs in its own nested session, concurrently.
+        merger: A function of the members' results (in member order) returning the reply
+            text, or an agent (or team) given the replies, one `name: reply` section each.
+            Default: the replies, one `name: reply` section each.
+        name: The team's name.
+        store: Where the team's own session state lives.
+
+    Example:
+        ```python
+        from rxagent import ReActAgent
+        from rxagent.multiagent import ParallelPipeline
+        from rxagent.testing import ScriptedModel
+
+        pro = ReActAgent("pro", "Argue for.", ScriptedModel(["Cheap."]))
+        con = ReActAgent("con", "Argue against.", ScriptedModel(["Slow."]))
+        team = ParallelPipeline(
+            [pro, con], merger=lambda results: " / ".join(r.text for r in results)
+        )
+        assert team.call_sync("Trains?").text == "Cheap. / Slow."
+        ```
+    """
+
+    def __init__(
+        self,
+        members: Sequence[AgentLike],
+        *,
+        merger: Merger | None = None,
+        name: str = "parallel",
+        store: SessionStore | None = None,
+    ) -> None:
+        super().__init__(name, store=store)
+        self._members = check_members("ParallelPipeline", members)
+        if merger is not None and not (isinstance(merger, AgentLike) or callable(merger)):
+            raise ConfigurationError(
+                "ParallelPipeline(merger=...) must be a function of the members' results or "
+                f"an agent, got {merger!r}"
+            )
+        if isinstance(merger, AgentLike) and merger.name in {m.name for m in self._members}:
+            raise ConfigurationError(
+                f"the merger agent {merger.name!r} has a member's name; give it its own"
+            )
+        self.merger = merger
+
+    @property
+    def members(self) -> tuple[AgentLike, ...]:
+        """The members, and the merger when it is an agent."""
+        if isinstance(self.merger, AgentLike):
+            return (*self._members, self.merger)
+        return self._members
+
+    def _body(self, run: TeamRun) -> Observable[BaseEvent]:
+        fan_out = reactivex.merge(*(run.member(m, list(run.inputs)) for m in self._members))
+        merger = self.merger
+        if not isinstance(merger, AgentLike):
+            return fan_out
+
+        def merge_replies(_: object) -> Observable[BaseEvent]:
+            return run.member(merger, _sections(self._member_results(run)))
+
+        return reactivex.concat(fan_out, reactivex.defer(merge_replies))
+
+    def _member_results(self, run: TeamRun) -> list[tuple[str, AgentResult[Any]]]:
+        """The members' results in member order (they end in any order)."""
+        order = {m.name: i for i, m in enumerate(self._members)}
+        found = [(name, r) for name, r in run.results if name in order]
+        return sorted(found, key=lambda pair: order[pair[0]])
+
+    def _reply(self, run: TeamRun) -> tuple[Msg, object]:
+        merger = self.merger
+        if isinstance(merger, AgentLike):
+            return super()._reply(run)
+        results = self._member_results(run)
+        if merger is None:
+            return Msg.assistant(_sections(results)), None
+        return Msg.assistant(str(merger([r for _, r in results]))), None
+
+
+def _sections(results: Sequence[tuple[str, AgentResult[Any]]]) -> str:
+    return "\n\n".join(f"{name}: {result.text}" for name, result in results)
