@@ -8,10 +8,10 @@ import logging
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, overload
 
 from rxagent.errors import HookContractError, HookFailedError, Reject
-from rxagent.events import BaseEvent, PostActingEvent, PreActingEvent
+from rxagent.events import EVENT_TYPES, BaseEvent, PostActingEvent, PreActingEvent
 from rxagent.hooks._hook import FunctionHook, Hook, OnError, _as_hook
 from rxagent.interceptors import InterceptorChain, ModelCall, ToolCall
 
@@ -208,13 +208,23 @@ class HookChain:
         entries = self._resolved.get(event_type)
         return bool(entries if entries is not None else self._entries(event_type))
 
+    @overload
+    def explain(self) -> dict[str, list[HookInfo]]: ...
+
+    @overload
     def explain(
         self, event_type: type[BaseEvent] | type[ModelCall] | type[ToolCall]
-    ) -> list[HookInfo]:
+    ) -> list[HookInfo]: ...
+
+    def explain(
+        self, event_type: type[BaseEvent] | type[ModelCall] | type[ToolCall] | None = None
+    ) -> list[HookInfo] | dict[str, list[HookInfo]]:
         """Describe the resolved chain for `event_type`: who runs, in which order, doing what.
 
         `explain(ModelCall)` and `explain(ToolCall)` list the interceptors around model and
         tool calls, outermost first (they may change the call, and fail the run when they raise).
+        `explain()` gives the whole setup: each built-in event type that has hooks, by its class
+        name, then `"ModelCall"` and `"ToolCall"` when there are interceptors.
 
         Example:
             ```python
@@ -225,8 +235,14 @@ class HookChain:
             assert [i.name for i in chain.explain(PreReasoningEvent)] == ["first"]
             chain.interceptors.add(UsageLimits(max_requests=5))
             assert [i.name for i in chain.explain(ModelCall)] == ["usage_limits"]
+            whole = chain.explain()
+            assert list(whole) == ["PreReasoningEvent", "ModelCall", "ToolCall"]
             ```
         """
+        if event_type is None:
+            kinds: list[type[BaseEvent] | type[ModelCall] | type[ToolCall]] = [*EVENT_TYPES]
+            listed = {kind.__name__: self.explain(kind) for kind in [*kinds, ModelCall, ToolCall]}
+            return {name: infos for name, infos in listed.items() if infos}
         if event_type is ModelCall or event_type is ToolCall:
             kind: Literal["model", "tool"] = "model" if event_type is ModelCall else "tool"
             return [
