@@ -19,6 +19,9 @@ from rxagent.rag._filters import to_qdrant_filter as to_qdrant_filter
 from rxagent.rag._kb import DEFAULT_PATH as DEFAULT_PATH
 from rxagent.rag._kb import KnowledgeBase as KnowledgeBase
 from rxagent.rag._kb import SearchMode as SearchMode
+from rxagent.rag._loaders import SUFFIXES as SUFFIXES
+from rxagent.rag._loaders import html_to_text as html_to_text
+from rxagent.rag._loaders import read_document as read_document
 from rxagent.rag._local import LocalEmbedder as LocalEmbedder
 from rxagent.rag._rerank import LLMReranker as LLMReranker
 from rxagent.rag._rerank import MMRReranker as MMRReranker
@@ -35,6 +38,7 @@ __all__ = [
     "DEFAULT_CHUNK_OVERLAP",
     "DEFAULT_CHUNK_TOKENS",
     "DEFAULT_PATH",
+    "SUFFIXES",
     "Chunk",
     "Embedder",
     "EmbedderMismatchError",
@@ -53,6 +57,8 @@ __all__ = [
     "chunk_text",
     "default_embedder",
     "format_hits",
+    "html_to_text",
+    "read_document",
     "terms",
     "to_qdrant_filter",
 ]
