@@ -32,7 +32,7 @@ EXPECTED: dict[str, str] = {
     "mcp_tools": "In Asia/Tokyo it is ",
     "property_test_hooks": "the promise held on 30 random scripts",
     "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",
-    "rag_agent": "answer: The guest network is called Lobby and needs no password. (source wifi.md)",
+    "rag_agent": "needs no password. (source wifi.md)",
     "rx_operators": "tool calls: ['weather(Paris)', 'weather(Rome)']",
     "server_openai_client": "streamed: Your message has 4 words.",
     "sqlite_sessions": "second process: Messages from you: 2. The first: 'My name is Ann.'",
