@@ -2,5 +2,7 @@
 
 from rxagent.rag._embedding import Embedder as Embedder
 from rxagent.rag._local import LocalEmbedder as LocalEmbedder
+from rxagent.rag._openai import AzureOpenAIEmbedder as AzureOpenAIEmbedder
+from rxagent.rag._openai import OpenAIEmbedder as OpenAIEmbedder
 
-__all__ = ["Embedder", "LocalEmbedder"]
+__all__ = ["AzureOpenAIEmbedder", "Embedder", "LocalEmbedder", "OpenAIEmbedder"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
 from rxagent.errors import ConfigurationError, MissingDependencyError
+from rxagent.rag._embedding import text_list
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -236,7 +237,7 @@ class LocalEmbedder:
             ConfigurationError: `texts` is a single string or holds something other than
                 strings, or `model_path` does not hold the model's files.
         """
-        items = _as_texts(texts)
+        items = text_list("LocalEmbedder", texts)
         if not items:
             return []
         model = await asyncio.to_thread(_load, self.model_path)
@@ -302,18 +303,3 @@ def _check_int(field: str, value: Any, low: int, high: int | None) -> None:
         raise ConfigurationError(
             f"LocalEmbedder({field}=...) must be an int {bound}, got {value!r}"
         )
-
-
-def _as_texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise ConfigurationError(
-            "LocalEmbedder.embed(texts) takes a list of texts, got a single str: "
-            "wrap it, embed([text])"
-        )
-    items = list(texts)
-    for i, text in enumerate(items):
-        if not isinstance(text, str):
-            raise ConfigurationError(
-                f"LocalEmbedder.embed(texts): texts[{i}] is a {type(text).__name__}, not a str"
-            )
-    return items
