@@ -188,8 +188,10 @@ class LocalEmbedder:
             )
         missing = _missing_packages(need_weights=model_path is None)
         if missing:
+            verb = "is" if len(missing) == 1 else "are"
             raise MissingDependencyError(
-                f"LocalEmbedder needs {', '.join(missing)}, which is not installed: {INSTALL_HINT}"
+                f"LocalEmbedder needs {', '.join(missing)}, which {verb} not installed: "
+                f"{INSTALL_HINT}"
             )
         if model_path is None:
             weights = importlib.import_module(_WEIGHTS_PACKAGE)  # it ships no type hints

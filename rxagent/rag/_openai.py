@@ -10,11 +10,8 @@ chat client classifies them (`OpenAIFormatter.error_from_response`): a 429 is a
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import json
 import os
-import struct
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 
@@ -22,12 +19,13 @@ import aiohttp
 
 from rxagent._version import __version__
 from rxagent.errors import AgentRunError, ConfigurationError, ErrorCode
-from rxagent.formatters.base import excerpt, json_body, malformed, provider_error
+from rxagent.formatters.base import excerpt, json_body, provider_error
 from rxagent.formatters.openai import OpenAIFormatter
 from rxagent.models._http import DEFAULT_TIMEOUT_S, redact_secrets
 from rxagent.models.base import Usage
 from rxagent.models.retry import RetryPolicy, emit_retry
 from rxagent.rag._embedding import text_list
+from rxagent.rag._wire import embeddings_request, read_embeddings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -220,11 +218,7 @@ class OpenAIEmbedder:
 
     def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
         """The JSON body sent for one batch (for tests and debugging)."""
-        body: dict[str, Any] = {"model": self.model, "input": list(texts)}
-        body["encoding_format"] = "float"
-        if self.requested_dimensions is not None:
-            body["dimensions"] = self.requested_dimensions
-        return body
+        return embeddings_request(self.model, texts, self.requested_dimensions)
 
     async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         payload = json.dumps(self.request_body(texts), ensure_ascii=False).encode()
@@ -234,7 +228,10 @@ class OpenAIEmbedder:
         while True:
             try:
                 data = await self._post(payload)
-                vectors, tokens = self._read(data, len(texts))
+                # the size asked for, or else the one of earlier answers, is a promise; a known
+                # model's usual size is only a guess (a server may serve another model by its name)
+                expected = self.requested_dimensions or self._learnt
+                vectors, tokens = read_embeddings(self.provider, data, len(texts), expected)
             except AgentRunError as exc:
                 if not policy.should_retry(exc, retries_done=retries):
                     raise
@@ -245,6 +242,7 @@ class OpenAIEmbedder:
                 emit_retry(retries + 1, delay, exc)
                 await policy.sleep(delay)
                 continue
+            self._dimensions = self._learnt = len(vectors[0])
             self.usage = self.usage + Usage(input_tokens=tokens, requests=retries + 1)
             return vectors
 
@@ -281,33 +279,6 @@ class OpenAIEmbedder:
                 provider=provider,
                 recoverable=False,
             ) from exc
-
-    def _read(self, data: Any, count: int) -> tuple[list[list[float]], int]:
-        """The vectors of an answer in input order, and its prompt tokens."""
-        provider = self.provider
-        items = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(items, list) or len(items) != count:
-            got = len(items) if isinstance(items, list) else "no"
-            raise malformed(provider, f"expected {count} embeddings in 'data', got {got}", data)
-        vectors: list[list[float] | None] = [None] * count
-        for item in items:
-            index = item.get("index") if isinstance(item, dict) else None
-            if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
-                raise malformed(provider, f"a bad or repeated 'index': {index!r}", data)
-            vectors[index] = _vector(item.get("embedding"), provider, data)
-        done = [v for v in vectors if v is not None]
-        sizes = {len(v) for v in done}
-        # the size asked for, or else the one of earlier answers, is a promise; a known model's
-        # usual size is only a guess (a compatible server may serve another model by that name)
-        expected = self.requested_dimensions or self._learnt
-        if len(sizes) != 1 or (expected is not None and sizes != {expected}):
-            raise malformed(
-                provider, f"vectors of sizes {sorted(sizes)}, not {expected or 'one size'}", data
-            )
-        self._dimensions = self._learnt = sizes.pop()
-        usage = data.get("usage")
-        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        return done, tokens if isinstance(tokens, int) else 0
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -417,21 +388,3 @@ class AzureOpenAIEmbedder(OpenAIEmbedder):
             f"{self.base_url}/openai/deployments/{self.model}/embeddings"
             f"?api-version={self.api_version}"
         )
-
-
-def _vector(value: Any, provider: str, data: Any) -> list[float]:
-    """An item's embedding: a list of numbers, or base64 float32 from a server that sends it."""
-    if isinstance(value, str):
-        try:
-            raw = base64.b64decode(value, validate=True)
-        except binascii.Error:
-            raw = b""
-        if raw and len(raw) % 4 == 0:
-            return list(struct.unpack(f"<{len(raw) // 4}f", raw))
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
-    ):
-        return [float(x) for x in value]
-    raise malformed(provider, "an 'embedding' that is not a list of numbers (nor base64)", data)
