@@ -23,6 +23,8 @@ from rxagent.rag._loaders import SUFFIXES as SUFFIXES
 from rxagent.rag._loaders import html_to_text as html_to_text
 from rxagent.rag._loaders import read_document as read_document
 from rxagent.rag._local import LocalEmbedder as LocalEmbedder
+from rxagent.rag._openai import AzureOpenAIEmbedder as AzureOpenAIEmbedder
+from rxagent.rag._openai import OpenAIEmbedder as OpenAIEmbedder
 from rxagent.rag._rerank import LLMReranker as LLMReranker
 from rxagent.rag._rerank import MMRReranker as MMRReranker
 from rxagent.rag._rerank import Reranker as Reranker
@@ -39,6 +41,7 @@ __all__ = [
     "DEFAULT_CHUNK_TOKENS",
     "DEFAULT_PATH",
     "SUFFIXES",
+    "AzureOpenAIEmbedder",
     "Chunk",
     "Embedder",
     "EmbedderMismatchError",
@@ -48,6 +51,7 @@ __all__ = [
     "LocalEmbedder",
     "MMRReranker",
     "MetadataFilter",
+    "OpenAIEmbedder",
     "Reranker",
     "RetrievalEvent",
     "Retrieve",

