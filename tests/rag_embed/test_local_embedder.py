@@ -251,6 +251,21 @@ def test_batching_never_changes_results_or_order(texts: list[str], batch_size: i
         assert np.abs(np.asarray(vector) - reference[text]).max() < 1e-5
 
 
+@given(
+    lengths=st.lists(st.integers(2, 300), max_size=40),
+    size=st.integers(1, 40),
+)
+def test_batches_are_a_sorted_partition_within_both_limits(lengths: list[int], size: int):
+    batches = local_module._batches([[0] * n for n in lengths], size)
+    flat = [i for batch in batches for i in batch]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths)
+    for batch in batches:
+        assert 1 <= len(batch) <= size
+        padded = len(batch) * max((lengths[i] for i in batch), default=0)
+        assert len(batch) == 1 or padded <= local_module._BATCH_TOKENS
+
+
 # -- GELU ---------------------------------------------------------------------------------------
 
 
