@@ -280,6 +280,11 @@ def test_gelu_is_the_erf_form():
     xs = np.array([-3.0, -1.0, 0.0, 0.5, 2.0], dtype=np.float32)
     exact = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in xs.tolist()]
     assert np.allclose(gelu(xs), exact, atol=1e-6)
+    # in blocks of rows, which must not change a number or the shape
+    grid = np.linspace(-4, 4, 300 * 7, dtype=np.float32).reshape(3, 100, 7)
+    expected = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in grid.ravel().tolist()]
+    assert gelu(grid).shape == (3, 100, 7)
+    assert np.allclose(gelu(grid).ravel(), expected, atol=1e-6)
     # the tanh approximation differs by more than that at 1.0 (a wrong choice would fail here)
     x = 1.0
     tanh_form = 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
