@@ -29,5 +29,6 @@ def test_embedders_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert set(results["local"]) == {
         f"{kind} batch={size}" for kind in ("sentences", "chunks") for size in (8, 32, 64)
     } | {"sentences batch=32 threads=2", "chunks batch=32 threads=2"}
-    assert all(rate > 0 for rate in results["local"].values())
+    assert all(rate["texts_per_s"] > 0 for rate in results["local"].values())
+    assert all(rate["texts_per_cpu_s"] > 0 for rate in results["local"].values())
     assert "texts/s" in capsys.readouterr().out

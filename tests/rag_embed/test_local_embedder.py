@@ -251,6 +251,21 @@ def test_batching_never_changes_results_or_order(texts: list[str], batch_size: i
         assert np.abs(np.asarray(vector) - reference[text]).max() < 1e-5
 
 
+@given(
+    lengths=st.lists(st.integers(2, 300), max_size=40),
+    size=st.integers(1, 40),
+)
+def test_batches_are_a_sorted_partition_within_both_limits(lengths: list[int], size: int):
+    batches = local_module._batches([[0] * n for n in lengths], size)
+    flat = [i for batch in batches for i in batch]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths)
+    for batch in batches:
+        assert 1 <= len(batch) <= size
+        padded = len(batch) * max((lengths[i] for i in batch), default=0)
+        assert len(batch) == 1 or padded <= local_module._BATCH_TOKENS
+
+
 # -- GELU ---------------------------------------------------------------------------------------
 
 
@@ -265,6 +280,11 @@ def test_gelu_is_the_erf_form():
     xs = np.array([-3.0, -1.0, 0.0, 0.5, 2.0], dtype=np.float32)
     exact = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in xs.tolist()]
     assert np.allclose(gelu(xs), exact, atol=1e-6)
+    # in blocks of rows, which must not change a number or the shape
+    grid = np.linspace(-4, 4, 300 * 7, dtype=np.float32).reshape(3, 100, 7)
+    expected = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in grid.ravel().tolist()]
+    assert gelu(grid).shape == (3, 100, 7)
+    assert np.allclose(gelu(grid).ravel(), expected, atol=1e-6)
     # the tanh approximation differs by more than that at 1.0 (a wrong choice would fail here)
     x = 1.0
     tanh_form = 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
