@@ -11,6 +11,8 @@ rxagent serve MODULE:ATTR [--host 127.0.0.1] [--port 8000] [--store URL] [--api-
 rxagent sessions list [--name NAME] [--store URL] [--json]
 rxagent sessions show ID [--name NAME] [--store URL] [--json]
 rxagent sessions delete ID [--name NAME] [--store URL]
+rxagent rag ingest PATH... [--kb PATH|URL] [--collection NAME] [--sparse-only]
+rxagent rag search "query" [-k 5] [--json] [--kb PATH|URL] [--collection NAME] [--sparse-only]
 ```
 
 `run` and `chat` talk to `--agent` (a `ReActAgent`, or a zero-argument factory of one), to an

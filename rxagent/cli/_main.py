@@ -13,6 +13,7 @@ from rxagent._version import __version__
 from rxagent.cli._chat import add_chat_parser
 from rxagent.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from rxagent.cli._demo_command import add_demo_parser
+from rxagent.cli._rag import add_rag_parser
 from rxagent.cli._run import add_run_parser
 from rxagent.cli._serve import add_serve_parser
 from rxagent.cli._sessions import add_sessions_parser
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_chat_parser,
         add_serve_parser,
         add_sessions_parser,
+        add_rag_parser,
     ):
         add(commands, [debug])
     return parser

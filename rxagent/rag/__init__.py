@@ -19,7 +19,12 @@ from rxagent.rag._filters import to_qdrant_filter as to_qdrant_filter
 from rxagent.rag._kb import DEFAULT_PATH as DEFAULT_PATH
 from rxagent.rag._kb import KnowledgeBase as KnowledgeBase
 from rxagent.rag._kb import SearchMode as SearchMode
+from rxagent.rag._loaders import SUFFIXES as SUFFIXES
+from rxagent.rag._loaders import html_to_text as html_to_text
+from rxagent.rag._loaders import read_document as read_document
 from rxagent.rag._local import LocalEmbedder as LocalEmbedder
+from rxagent.rag._openai import AzureOpenAIEmbedder as AzureOpenAIEmbedder
+from rxagent.rag._openai import OpenAIEmbedder as OpenAIEmbedder
 from rxagent.rag._rerank import LLMReranker as LLMReranker
 from rxagent.rag._rerank import MMRReranker as MMRReranker
 from rxagent.rag._rerank import Reranker as Reranker
@@ -35,6 +40,8 @@ __all__ = [
     "DEFAULT_CHUNK_OVERLAP",
     "DEFAULT_CHUNK_TOKENS",
     "DEFAULT_PATH",
+    "SUFFIXES",
+    "AzureOpenAIEmbedder",
     "Chunk",
     "Embedder",
     "EmbedderMismatchError",
@@ -44,6 +51,7 @@ __all__ = [
     "LocalEmbedder",
     "MMRReranker",
     "MetadataFilter",
+    "OpenAIEmbedder",
     "Reranker",
     "RetrievalEvent",
     "Retrieve",
@@ -53,6 +61,8 @@ __all__ = [
     "chunk_text",
     "default_embedder",
     "format_hits",
+    "html_to_text",
+    "read_document",
     "terms",
     "to_qdrant_filter",
 ]

