@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from rxagent._validate import check_int
 from rxagent.errors import ConfigurationError, UnknownRunError
-from rxagent.tools import GROUP_TOOL_NAME, KeywordSelector, ToolSelector, latest_user_text
+from rxagent.tools import KeywordSelector, ToolSelector, latest_user_text
+from rxagent.tools._groups import GROUP_TOOL_NAME
 
 if TYPE_CHECKING:
     from rxagent.agent._run import Run

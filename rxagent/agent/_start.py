@@ -20,6 +20,7 @@ from rxagent.agent._support import (
     running_loop,
 )
 from rxagent.errors import ConfigurationError, SessionBusyError
+from rxagent.guards import GuardPipeline
 
 if TYPE_CHECKING:
     import asyncio
@@ -96,7 +97,7 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
         session_id=session_id,
         model=chat_model,
         options=run_options,
-        deps=coerce_deps(args.deps),
+        deps=_with_guards(coerce_deps(args.deps), agent),
         output_type=output_type,
         output_plan=plan,
         loop=loop,
@@ -128,3 +129,14 @@ async def call_then_close(agent: ReActAgent, msg: AgentInput, **kwargs: Any) -> 
         return await agent.call(msg, **kwargs)
     finally:
         await agent.aclose()
+
+
+def _with_guards(deps: dict[type[Any], object], agent: ReActAgent) -> dict[type[Any], object]:
+    """The run's deps, holding the agent's `GuardPipeline` unless the caller gave one.
+
+    Hooks that put retrieved text into the request (`Retrieve`, `LongTermMemory`) find the
+    agent's guards there, to screen that text as they would a tool result.
+    """
+    if agent.guards is not None and GuardPipeline not in deps:
+        deps[GuardPipeline] = agent.guards
+    return deps

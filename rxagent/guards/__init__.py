@@ -39,9 +39,14 @@ from rxagent.guards._pipeline import GuardPipeline as GuardPipeline
 from rxagent.guards._pipeline import GuardReport as GuardReport
 from rxagent.guards._pipeline import Screened as Screened
 from rxagent.guards._rate_limit import RateLimit as RateLimit
+from rxagent.guards._retrieved import AGENT_GUARDS as AGENT_GUARDS
+from rxagent.guards._retrieved import RetrievedGuards as RetrievedGuards
+from rxagent.guards._retrieved import RetrievedScreen as RetrievedScreen
+from rxagent.guards._retrieved import retrieved_stages as retrieved_stages
 from rxagent.guards._validation import InputValidation as InputValidation
 
 __all__ = [
+    "AGENT_GUARDS",
     "DEFAULT_JUDGE_BAND",
     "DEFAULT_THRESHOLD",
     "PII_KINDS",
@@ -62,10 +67,13 @@ __all__ = [
     "Permission",
     "PermissionPolicy",
     "RateLimit",
+    "RetrievedGuards",
+    "RetrievedScreen",
     "Screened",
     "SystemPromptLeak",
     "ask_judge",
     "default_guards",
     "find_pii",
     "redact_pii",
+    "retrieved_stages",
 ]

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 from rxagent._validate import check_int
 from rxagent.context import RunContext, current_run
 from rxagent.errors import ConfigurationError, MemoryScopeError
-from rxagent.events import BaseEvent, GuardEvent, PreReasoningEvent
-from rxagent.guards import GuardContext, GuardPipeline
+from rxagent.events import BaseEvent, PreReasoningEvent
+from rxagent.guards import AGENT_GUARDS, RetrievedScreen
 from rxagent.hooks import BaseHook, OnError
 from rxagent.memory._scope import MemoryScope, MemoryStore, Scope
 from rxagent.memory._sections import with_section
@@ -35,7 +35,7 @@ from rxagent.tools import Tool, latest_user_text, tool
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from rxagent.guards import Guard
+    from rxagent.guards import RetrievedGuards
     from rxagent.memory._scope import MemoryHit
 
 __all__ = ["MEMORY_TITLE", "LongTermMemory", "MemoryMode", "UserIdOf"]
@@ -73,11 +73,12 @@ class LongTermMemory(BaseHook):
         on_error: `"propagate"` (default): a failing store or a missing user id fails the run;
             `"isolate"`: it is an `ErrorEvent` and the run goes on without memories.
         guards: Screen each recalled fact like a tool result, before reasoning and in
-            `recall`, with the stages that check tool results
-            (`InjectionDetection(scan_tool_results=True)`): a rejected fact is left out, a
-            quarantined one goes in quarantined, and each verdict is a
-            `GuardEvent(target="retrieved")`. A fact the model stored may carry text a page or a
-            tool result planted; pass the agent's guards to screen it too.
+            `recall`: a rejected fact is left out, a quarantined one goes in quarantined, and
+            each verdict is a `GuardEvent(target="retrieved")`. A fact the model stored may
+            carry text a page or a tool result planted. `"agent"` (the default) uses the
+            running agent's guards (`rxagent.guards.retrieved_stages`: its
+            `InjectionDetection` stages and those that check tool results); pass stages of your
+            own instead, or None for no screening.
         priority: Before `ContextWindow` (1000), so the trimmer counts the section.
 
     Raises:
@@ -120,7 +121,7 @@ class LongTermMemory(BaseHook):
         min_score: float | None = None,
         on_error: OnError = "propagate",
         priority: int = 800,
-        guards: GuardPipeline | Sequence[Guard] | None = None,
+        guards: RetrievedGuards = AGENT_GUARDS,
     ) -> None:
         if not (callable(getattr(kb, "add_texts", None)) and callable(getattr(kb, "search", None))):
             raise ConfigurationError(
@@ -151,7 +152,7 @@ class LongTermMemory(BaseHook):
         self.user_id: UserIdOf = user_id or _principal_user
         self.on_error = on_error
         self.priority = priority
-        self.guards = GuardPipeline.of(guards)
+        self.screen = RetrievedScreen(guards)
         # a run's recalled section, by its context: later steps of the run reuse it
         self._recalled: weakref.WeakKeyDictionary[RunContext, tuple[str, str]] = (
             weakref.WeakKeyDictionary()
@@ -209,30 +210,8 @@ class LongTermMemory(BaseHook):
         """
         hits = await self.search(query, self.scope_of(ctx)) if query.strip() else []
         facts = [hit.text for hit in hits]
-        guards = self.guards
-        if guards is None or not facts:
-            return facts
-        context = GuardContext(
-            "tool_result",
-            principal=ctx.principal,
-            session_id=ctx.session_id,
-            agent=ctx.agent,
-            run=ctx,
-        )
-        passed = []
-        for fact in facts:
-            screened = await guards.screen(fact, context)
-            for report in screened.reports:
-                ctx.emit(
-                    GuardEvent,
-                    stage=report.stage,
-                    verdict=report.verdict,
-                    action=report.action,
-                    target="retrieved",
-                )
-            if screened.rejected is None:
-                passed.append(screened.text)
-        return passed
+        screened = await self.screen.screen(facts, ctx)
+        return [fact for fact in screened if fact is not None]
 
     # -- static recall ---------------------------------------------------------------------------
 

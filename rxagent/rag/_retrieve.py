@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 from rxagent.context import current_run_or_none
 from rxagent.errors import ConfigurationError
-from rxagent.events import GuardEvent, PreReasoningEvent, RetrievalEvent
-from rxagent.guards import GuardContext, GuardPipeline
+from rxagent.events import PreReasoningEvent, RetrievalEvent
+from rxagent.guards import AGENT_GUARDS, RetrievedScreen
 from rxagent.hooks import BaseHook
 from rxagent.hooks.builtin import context_window_for
 from rxagent.messages import Msg
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from rxagent.context import RunContext
     from rxagent.events import BaseEvent, Hit
-    from rxagent.guards import Guard
+    from rxagent.guards import RetrievedGuards
     from rxagent.hooks._hook import OnError
     from rxagent.rag._filters import MetadataFilter
     from rxagent.rag._kb import KnowledgeBase
@@ -69,10 +69,12 @@ class Retrieve(BaseHook):
             quarter of the model's context window.
         filter: Only chunks whose metadata match (see `to_qdrant_filter`).
         min_score: Leave out hits scoring below this (scores depend on the search mode).
-        guards: Screen each retrieved chunk like a tool result, with the stages that check
-            tool results (`InjectionDetection(scan_tool_results=True)`): a rejected chunk is
-            left out, a quarantined one goes in quarantined. Pass the agent's guards to apply
-            them here too. Verdicts are published as `GuardEvent(target="retrieved")`.
+        guards: Screen each retrieved chunk like a tool result: a rejected chunk is left out,
+            a quarantined one goes in quarantined. `"agent"` (the default) uses the guards of
+            the agent running the hook: its `InjectionDetection` stages (even those that check
+            only the input) and any stage that checks tool results (see
+            `rxagent.guards.retrieved_stages`). Pass stages of your own instead, or None for no
+            screening. Verdicts are published as `GuardEvent(target="retrieved")`.
 
     Raises:
         ConfigurationError: For `k` or `max_tokens` below 1.
@@ -113,7 +115,7 @@ class Retrieve(BaseHook):
         *,
         filter: MetadataFilter | None = None,
         min_score: float | None = None,
-        guards: GuardPipeline | Sequence[Guard] | None = None,
+        guards: RetrievedGuards = AGENT_GUARDS,
     ) -> None:
         if k < 1 or max_tokens < 1:
             raise ConfigurationError(
@@ -124,7 +126,7 @@ class Retrieve(BaseHook):
         self.max_tokens = max_tokens
         self.filter = filter
         self.min_score = min_score
-        self.guards = GuardPipeline.of(guards)
+        self.screen = RetrievedScreen(guards)
         self.name = "retrieve"
         # Per run: the query and the section built for it, so later steps do not search again.
         self._sections: OrderedDict[str, tuple[str, Msg | None]] = OrderedDict()
@@ -169,8 +171,14 @@ class Retrieve(BaseHook):
         if self.min_score is not None:
             hits = [hit for hit in hits if hit.score >= self.min_score]
         dropped: list[str] = []
-        if self.guards is not None and hits:
-            hits = await self._screen(hits, ctx, dropped)
+        if hits:
+            screened = await self.screen.screen([hit.text for hit in hits], ctx)
+            dropped.extend(hit.id for hit, text in zip(hits, screened, strict=True) if text is None)
+            hits = [
+                hit if text == hit.text else hit.model_copy(update={"text": text})
+                for hit, text in zip(hits, screened, strict=True)
+                if text is not None
+            ]
         budget, counter = self._budget(event, ctx)
         used = counter.count_text(f"{CONTEXT_HEADER}\n{_PREAMBLE}")
         parts: list[str] = []
@@ -200,39 +208,3 @@ class Retrieve(BaseHook):
                 dropped=tuple(dropped),
             )
         return section
-
-    async def _screen(
-        self, hits: list[Hit], ctx: RunContext | None, dropped: list[str]
-    ) -> list[Hit]:
-        """The hits the guards let through, rewritten where a stage quarantined them."""
-        assert self.guards is not None  # the caller checks
-        guard_ctx = (
-            GuardContext("tool_result")
-            if ctx is None
-            else GuardContext(
-                "tool_result",
-                principal=ctx.principal,
-                session_id=ctx.session_id,
-                agent=ctx.agent,
-                run=ctx,
-            )
-        )
-        passed: list[Hit] = []
-        for hit in hits:
-            screened = await self.guards.screen(hit.text, guard_ctx)
-            if ctx is not None:
-                for report in screened.reports:
-                    ctx.emit(
-                        GuardEvent,
-                        stage=report.stage,
-                        verdict=report.verdict,
-                        action=report.action,
-                        target="retrieved",
-                    )
-            if screened.rejected is not None:
-                dropped.append(hit.id)
-            elif screened.changed:
-                passed.append(hit.model_copy(update={"text": screened.text}))
-            else:
-                passed.append(hit)
-        return passed

@@ -8,7 +8,6 @@ session; a `Toolset` (such as `rxagent.tools.mcp.MCPToolset`) provides tools wit
 a `ToolSelector` chooses which tools one request offers. See the tools guide in the docs.
 """
 
-from rxagent.tools._groups import GROUP_TOOL_NAME as GROUP_TOOL_NAME
 from rxagent.tools._groups import GroupChange as GroupChange
 from rxagent.tools._inject import Injected as Injected
 from rxagent.tools._inject import SessionId as SessionId
@@ -26,7 +25,6 @@ from rxagent.tools._toolkit import Toolkit as Toolkit
 from rxagent.tools._toolset import Toolset as Toolset
 
 __all__ = [
-    "GROUP_TOOL_NAME",
     "AllTools",
     "EmbeddingSelector",
     "GroupChange",
