@@ -65,7 +65,6 @@ def fuse(
     """
     floor = min((p.score for p in dense), default=0.0)
     best_sparse = max((p.score for p in sparse), default=0.0)
-    scale = sparse_weight / best_sparse if best_sparse > 0 else 0.0
     points: dict[str | int, models.ScoredPoint] = {}
     scores: dict[str | int, float] = {}
     for point in dense:
@@ -74,6 +73,7 @@ def fuse(
     for point in sparse:
         # The dense copy carries the dense vector a reranker may want; keep it when both have one.
         points.setdefault(point.id, point)
-        scores[point.id] = scores.get(point.id, floor) + scale * point.score
+        share = point.score / best_sparse if best_sparse > 0 else 0.0  # 0..1 within the query
+        scores[point.id] = scores.get(point.id, floor) + sparse_weight * share
     ranked = sorted(scores, key=lambda pid: scores[pid], reverse=True)[:limit]
     return [points[pid].model_copy(update={"score": scores[pid]}) for pid in ranked]
