@@ -57,16 +57,17 @@ def fuse(
             return models.ScoredPoint(id=id, version=0, score=score)
 
 
-        dense = [point(1, 0.60), point(2, 0.58)]
-        sparse = [point(2, 7.0), point(3, 9.0)]
+        dense = [point(1, 0.60), point(2, 0.58), point(4, 0.40)]
+        sparse = [point(2, 9.0), point(3, 7.0)]
         fused = fuse(dense, sparse, sparse_weight=0.05, limit=3)
-        assert [p.id for p in fused] == [2, 1, 3]  # 0.58 + 0.05 * 7 / 9 beats 0.60
+        # 2: 0.58 + 0.05 beats 1's 0.60; 3, found by BM25 only, gets 0.40 + 0.05 * 7 / 9
+        assert [p.id for p in fused] == [2, 1, 3]
         ```
     """
     floor = min((p.score for p in dense), default=0.0)
     best_sparse = max((p.score for p in sparse), default=0.0)
-    points: dict[str | int, models.ScoredPoint] = {}
-    scores: dict[str | int, float] = {}
+    points: dict[models.ExtendedPointId, models.ScoredPoint] = {}
+    scores: dict[models.ExtendedPointId, float] = {}
     for point in dense:
         points[point.id] = point
         scores[point.id] = point.score
