@@ -1,8 +1,8 @@
 """Retrieval: a knowledge base on Qdrant, embedders, rerankers and the `Retrieve` hook.
 
 `KnowledgeBase` keeps documents in a Qdrant collection (qdrant-client's local mode by default,
-or a server) and searches them with a sparse BM25 vector and, with an embedder, a dense one,
-fused by reciprocal rank. See the retrieval guide in the docs.
+or a server) and searches them with a sparse BM25 vector and, with an embedder, a dense one
+that leads the ranking. See the retrieval guide in the docs.
 """
 
 from rxagent.errors import EmbedderMismatchError as EmbedderMismatchError

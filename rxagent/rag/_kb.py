@@ -13,6 +13,7 @@ from rxagent.events import Hit
 from rxagent.rag._chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_TOKENS, Chunk, chunk_text
 from rxagent.rag._defaults import default_embedder
 from rxagent.rag._filters import MetadataFilter, to_qdrant_filter
+from rxagent.rag._fusion import DEFAULT_SPARSE_WEIGHT, fuse
 from rxagent.rag._sparse import BM25_NAME, SparseEncoder
 from rxagent.rag._store import MEMORY, QdrantBackend
 from rxagent.rag._tool import search_tool
@@ -41,7 +42,7 @@ RESERVED: Final = frozenset({"text", "doc_id", "position", "chunks", "heading"})
 """Payload keys the knowledge base writes itself; metadata may not use them."""
 _IDS: Final = uuid.UUID("6b1d4c55-8a5e-4a7e-9a43-3c1f1d7e2f10")
 _UPSERT_BATCH: Final = 256
-_PREFETCH_FLOOR: Final = 40
+_CANDIDATES_FLOOR: Final = 40
 
 
 class _Default(enum.Enum):
@@ -67,7 +68,8 @@ class KnowledgeBase:
     `add_texts` cuts each text into token-bounded chunks (headings kept with their sections),
     embeds them in batches and upserts them under ids derived from the document id, so adding a
     document again replaces it. `search` fuses a sparse BM25 search and, with an embedder, a
-    dense one, by reciprocal rank in Qdrant's query API.
+    dense one: the dense ranking leads and BM25 adds a small, query-scaled bonus (exact names
+    and codes still count).
 
     Args:
         location: `":memory:"`, a folder for local mode, or a server URL (`http(s)://...`);
@@ -88,9 +90,12 @@ class KnowledgeBase:
             default), `"dense"` (with an embedder) or `"sparse"` (the default without).
         counter: Counts tokens for chunking (`rxagent.tokens.counter_for(None)` by default).
         sparse: The BM25 encoder (its `k1`, `b` and `avg_length`).
+        sparse_weight: In hybrid search, what the query's best BM25 match adds to a chunk's
+            cosine similarity (BM25 scores are scaled to 0..1 per query); 0 ranks by meaning
+            alone. See `rxagent.rag._fusion`.
 
     Raises:
-        ConfigurationError: For two locations at once, or a bad chunk size.
+        ConfigurationError: For two locations at once, a bad chunk size or sparse_weight.
 
     Example:
         ```python
@@ -131,6 +136,7 @@ class KnowledgeBase:
         search_mode: SearchMode | None = None,
         counter: TokenCounter | None = None,
         sparse: SparseEncoder | None = None,
+        sparse_weight: float = DEFAULT_SPARSE_WEIGHT,
     ) -> None:
         if sum(x is not None for x in (location, path, url)) > 1:
             raise ConfigurationError(
@@ -153,6 +159,11 @@ class KnowledgeBase:
             raise ConfigurationError(
                 f"KnowledgeBase(search_mode={search_mode!r}) must be 'hybrid', 'dense' or 'sparse'"
             )
+        if not 0 <= sparse_weight <= 1:
+            raise ConfigurationError(
+                f"KnowledgeBase(sparse_weight={sparse_weight}) must be between 0 and 1 (what the "
+                "best BM25 match adds to a cosine similarity; 0.05 by default)"
+            )
         if batch_size < 1 or fetch_factor < 1:
             raise ConfigurationError("KnowledgeBase(batch_size=, fetch_factor=) must be >= 1")
         self.collection = collection
@@ -164,6 +175,7 @@ class KnowledgeBase:
         self.batch_size = batch_size
         self.reranker = reranker
         self.fetch_factor = fetch_factor
+        self.sparse_weight = sparse_weight
         self._mode = search_mode
         self.sparse = sparse if sparse is not None else SparseEncoder()
         self._counter = counter
@@ -465,7 +477,7 @@ class KnowledgeBase:
             query: What to look for, in any words.
             k: How many chunks to return.
             filter: Only chunks whose metadata match (see `to_qdrant_filter`).
-            mode: `"hybrid"` (sparse and dense fused by reciprocal rank; the default with an
+            mode: `"hybrid"` (dense ranking with a BM25 bonus; the default with an
                 embedder), `"sparse"` (BM25 only; the default without) or `"dense"`.
 
         Raises:
@@ -481,41 +493,50 @@ class KnowledgeBase:
         if not query.strip() or not await self._lookup():
             return []
         fetch = k * self.fetch_factor if self.reranker is not None else k
-        request = await self._request(query, mode, fetch)
-        if request is None:
+        requests = await self._requests(query, mode, fetch, to_qdrant_filter(filter))
+        if not requests:
             return []
-        want_vectors = self.reranker is not None and self.embedder is not None
-        response = await self._backend.call(
-            "query_points",
-            collection_name=self.collection,
-            query_filter=to_qdrant_filter(filter),
-            limit=fetch,
-            with_payload=True,
-            with_vectors=[DENSE] if want_vectors else False,
-            **request,
+        responses = await self._backend.call(
+            "query_batch_points", collection_name=self.collection, requests=requests
         )
-        hits = [_hit(point) for point in response.points]
+        if len(responses) == 2:  # hybrid: dense and sparse candidates, fused here
+            points = fuse(
+                responses[0].points,
+                responses[1].points,
+                sparse_weight=self.sparse_weight,
+                limit=fetch,
+            )
+        else:
+            points = responses[0].points
+        hits = [_hit(point) for point in points]
         if self.reranker is not None:
             hits = await self.reranker.rerank(query, hits, k)
         return hits[:k]
 
-    async def _request(self, query: str, mode: SearchMode, fetch: int) -> dict[str, Any] | None:
-        """The query_points arguments for a mode; None when nothing can match."""
+    async def _requests(
+        self, query: str, mode: SearchMode, fetch: int, where: models.Filter | None
+    ) -> list[models.QueryRequest]:
+        """One query per vector the mode uses (dense first); none when nothing can match."""
+        want_vectors = self.reranker is not None and self.embedder is not None
+        common: dict[str, Any] = {
+            "filter": where,
+            "with_payload": True,
+            "with_vector": [DENSE] if want_vectors else False,
+        }
         sparse = self.sparse.query(query)
-        sparse_query = models.SparseVector(indices=sparse.indices, values=sparse.values)
+        sparse_query = models.QueryRequest(
+            query=models.SparseVector(indices=sparse.indices, values=sparse.values),
+            using=SPARSE,
+            limit=fetch if mode == "sparse" else max(fetch * 4, _CANDIDATES_FLOOR),
+            **common,
+        )
         if mode == "sparse":
-            return {"query": sparse_query, "using": SPARSE} if sparse.indices else None
+            return [sparse_query] if sparse.indices else []
         dense = (await self._embed([query]))[0]
         if mode == "dense" or not sparse.indices:
-            return {"query": dense, "using": DENSE}
-        depth = max(fetch * 4, _PREFETCH_FLOOR)
-        return {
-            "prefetch": [
-                models.Prefetch(query=sparse_query, using=SPARSE, limit=depth),
-                models.Prefetch(query=dense, using=DENSE, limit=depth),
-            ],
-            "query": models.FusionQuery(fusion=models.Fusion.RRF),
-        }
+            return [models.QueryRequest(query=dense, using=DENSE, limit=fetch, **common)]
+        depth = max(fetch * 4, _CANDIDATES_FLOOR)
+        return [models.QueryRequest(query=dense, using=DENSE, limit=depth, **common), sparse_query]
 
     # -- the model's view and the lifecycle -------------------------------------------------------
 
