@@ -96,3 +96,30 @@ async def test_the_sparse_weight_sets_how_far_an_exact_code_climbs(weight: float
 def test_a_sparse_weight_outside_0_to_1_is_refused(weight: float):
     with pytest.raises(ConfigurationError, match=r"sparse_weight=.*between 0 and 1"):
         KnowledgeBase(":memory:", embedder=None, sparse_weight=weight)
+
+
+async def test_rrf_fusion_is_one_qdrant_query_that_ranks_by_both_lists():
+    async with KnowledgeBase(":memory:", embedder=TideMinded(), fusion="rrf") as kb:
+        await kb.add_texts(
+            [
+                "Error E4012 means the quota is spent.",
+                "Tides follow the moon.",
+                "Harbours close in storms.",
+            ],
+            ids=["e", "t", "h"],
+            metadatas=[{"kind": "error"}, {"kind": "sea"}, {"kind": "sea"}],
+        )
+        hits = await kb.search("what is e4012", k=3)
+        # e is first in BM25 and second by cosine; t first by cosine only: RRF puts e first
+        # (the default score fusion keeps t first: see the sparse-weight test above)
+        assert hits[0].id == "e"
+        assert {h.id for h in hits} == {"e", "t", "h"}
+        assert [h.id for h in await kb.search("what is e4012", k=3, filter={"kind": "sea"})] in (
+            ["t", "h"],
+            ["h", "t"],
+        )
+
+
+def test_an_unknown_fusion_is_refused():
+    with pytest.raises(ConfigurationError, match=r"fusion='max'.*'score'.*'rrf'"):
+        KnowledgeBase(":memory:", embedder=None, fusion="max")  # type: ignore[arg-type]
