@@ -39,8 +39,10 @@ that is given their replies."""
 class SequentialPipeline(Orchestrator):
     """Members one after another: each gets the previous member's reply (`concat`).
 
-    The first member gets the team's input. A member that fails, is interrupted or parks for
-    approval ends the pipeline with its result; the team's reply is the last member's.
+    The first member gets the team's input. A member that fails or is interrupted ends the
+    pipeline with its result; one that parks for approval parks the team, and the team's
+    `approve()` resumes it and goes on with the members after it. The team's reply is the
+    last member's.
 
     Args:
         members: Agents or teams, in order.
@@ -120,6 +122,8 @@ class SequentialPipeline(Orchestrator):
 
 class ParallelPipeline(Orchestrator):
     """Members at once on the same input (`merge`), then a merger builds the reply.
+
+    A member that parks for approval parks the team; the merger runs once no member waits.
 
     Args:
         members: Agents or teams; each runs in its own nested session, concurrently.

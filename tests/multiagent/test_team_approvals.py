@@ -279,6 +279,10 @@ async def test_a_hub_resumes_its_parked_participant_inside_a_hub_run() -> None:
     assert_event_protocol(events)
     assert {e.path for e in events} == {("hub",), ("hub", "b")}
     assert events[-1].result.text == "b paid"  # type: ignore[attr-defined]
+    await hub.call("next", session_id="s")  # b's resumed reply reaches a on the next run
+    a_memory = AgentState.model_validate(await hub.members[0].state_dict("s/a")).memory
+    heard = [m for m in a_memory if m.name == "b"]
+    assert [m.text for m in heard] == ["b paid"]
 
 
 async def test_deciding_while_the_team_runs_is_refused() -> None:
@@ -309,3 +313,25 @@ async def test_a_member_that_cannot_resume_nested_is_named() -> None:
     parked = await team.call("go", session_id="s")
     with pytest.raises(ApprovalError, match="cannot resume inside a team run"):
         await team.approve(parked.pending_approvals[0], session_id="s")
+
+
+async def test_a_fan_out_called_as_a_tool_parks_its_caller_until_every_member_is_decided() -> None:
+    x = clerk(tool_call("pay", amount=1), "x paid", name="x")
+    z = clerk(tool_call("pay", amount=2), "z paid", name="z")
+    team = ParallelPipeline([x, z], merger=lambda rs: " & ".join(r.text for r in rs), name="fan")
+    boss = ReActAgent("boss", "", ScriptedModel([tool_call("fan", input="pay"), "Both paid."]),
+                      tools=[team.as_tool()])  # fmt: skip
+    parked = await boss.call("go", session_id="s")
+    assert parked.stop_reason == "approval_pending"
+    first, second = parked.pending_approvals
+    assert await boss.approve(first, session_id="s") is None
+    events = await collect(boss.nested_decision_stream(
+        second, True, None, session_id="s", parent_path=()
+    ))  # fmt: skip
+    assert_event_protocol(events)
+    team_runs = [e for e in events if isinstance(e, PreCallEvent) and e.path == ("boss", "fan")]
+    assert len(team_runs) == 2  # one per member's decision: the first parks the team again
+    assert events[-1].result.text == "Both paid."  # type: ignore[attr-defined]
+    memory = AgentState.model_validate(await boss.state_dict("s")).memory
+    assert next(r for m in memory for r in m.tool_results).text == "x paid & z paid"
+    await settled(team, "s/fan")
