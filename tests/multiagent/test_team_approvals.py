@@ -11,6 +11,7 @@ from reactivex import Observable
 
 from rxagent import BaseEvent, PreCallEvent, ReActAgent
 from rxagent.agent import AgentLike
+from rxagent.agent._nesting import agent_tool
 from rxagent.errors import ApprovalError, SessionBusyError
 from rxagent.messages import Msg
 from rxagent.multiagent import MsgHub, Orchestrator, ParallelPipeline, SequentialPipeline
@@ -295,18 +296,6 @@ async def test_deciding_while_the_team_runs_is_refused() -> None:
 
 
 async def test_a_member_that_cannot_resume_nested_is_named() -> None:
-    class Plain:
-        """An AgentLike without nested decisions, wrapping an agent."""
-
-        def __init__(self, agent: ReActAgent) -> None:
-            self.agent = agent
-            self.name = agent.name
-
-        def __getattr__(self, name: str) -> Any:
-            if name == "nested_decision_stream":
-                raise AttributeError(name)
-            return getattr(self.agent, name)
-
     plain = Plain(clerk(tool_call("pay", amount=1), "b paid"))
     assert isinstance(plain, AgentLike)
     team = SequentialPipeline([plain], name="team")
@@ -335,3 +324,46 @@ async def test_a_fan_out_called_as_a_tool_parks_its_caller_until_every_member_is
     memory = AgentState.model_validate(await boss.state_dict("s")).memory
     assert next(r for m in memory for r in m.tool_results).text == "x paid & z paid"
     await settled(team, "s/fan")
+
+
+class Plain:
+    """An AgentLike without nested decisions: it wraps an agent and hides that method."""
+
+    def __init__(self, agent: ReActAgent) -> None:
+        self.agent = agent
+        self.name = agent.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "nested_decision_stream":
+            raise AttributeError(name)
+        return getattr(self.agent, name)
+
+
+async def test_a_child_that_cannot_resume_nested_gives_its_caller_an_error_result() -> None:
+    plain = Plain(clerk(tool_call("pay", amount=1), "b paid"))
+    boss = ReActAgent("boss", "", ScriptedModel([tool_call("b", input="pay"), "It waits."]),
+                      tools=[agent_tool(plain)])  # fmt: skip
+    result = await boss.call("go", session_id="s")
+    assert result.stop_reason == "no_tool_calls"  # the caller does not park
+    memory = AgentState.model_validate(await boss.state_dict("s")).memory
+    error = next(r for m in memory for r in m.tool_results)
+    assert error.is_error
+    assert "'s/b'" in error.text
+
+
+async def test_a_hub_participant_that_parks_again_is_not_heard_yet() -> None:
+    b = clerk(tool_call("pay", amount=1), tool_call("pay", amount=2), "b paid")
+    hub = MsgHub([ReActAgent("a", "", echo("a")), b], name="hub")
+    parked = await hub.call("go", session_id="s")
+    again = await hub.approve(parked.pending_approvals[0], session_id="s")
+    assert again is not None
+    assert again.stop_reason == "approval_pending"
+    assert (await hub.state_dict("s"))["team"]["extra"]["rxagent.hub.pending"]["a"] == []
+
+
+def test_a_team_run_no_member_answered_in_replies_with_nothing() -> None:
+    team = pipeline()
+    reply, output = team._reply(TeamRun(team, (), "s", ("team",), None))
+    assert reply.text == ""
+    assert reply.role == "assistant"
+    assert output is None
