@@ -110,7 +110,7 @@ class AgentLike(Protocol):
 
 @runtime_checkable
 class Resumable(AgentLike, Protocol):
-    """An agent whose parked calls a caller can decide, nested (a `ReActAgent`)."""
+    """An agent whose parked calls a caller can decide, nested (a `ReActAgent`, or a team)."""
 
     def nested_decision_stream(
         self,

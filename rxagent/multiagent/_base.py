@@ -18,9 +18,10 @@ from reactivex import operators as ops
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._nesting import ToolOutput, agent_tool, child_session
 from rxagent.agent._support import LoopThread, coerce_input
-from rxagent.errors import ApprovalError, ConfigurationError, SessionBusyError
+from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.events import BaseEvent, PostCallEvent, PreCallEvent
 from rxagent.messages import Msg
+from rxagent.multiagent._decisions import TeamDecisions
 from rxagent.multiagent._team_run import TeamRun
 from rxagent.state import AgentState, InMemoryStore, SessionStore
 from rxagent.tools import Toolkit
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from reactivex import Observable
 
     from rxagent.agent import AgentInput, AgentLike
+    from rxagent.agent._approval import Decision
     from rxagent.context import Principal
     from rxagent.guards import GuardPipeline
     from rxagent.models.base import ModelOptions
@@ -42,7 +44,7 @@ __all__ = ["Orchestrator"]
 _DEFAULT_EVENT_BUFFER: Final = 256
 
 
-class Orchestrator(ABC):
+class Orchestrator(TeamDecisions, ABC):
     """The agent interface of every team: `call`, `stream`, `events`, `interrupt`, state.
 
     A subclass says who its members are and how their runs compose (`_body`), and which reply
@@ -115,27 +117,37 @@ class Orchestrator(ABC):
         """
 
         def subscribe(_: object) -> Observable[BaseEvent]:
-            inputs = coerce_input(msg)
-            if session_id in self._running:
-                raise SessionBusyError(self.name, session_id)
-            run = TeamRun(self, inputs, session_id, (*parent_path, self.name), principal, gate)
-            self._running[session_id] = run
-            done = self._done[session_id] = asyncio.get_running_loop().create_future()
-
-            def release() -> None:  # once: the run completed, failed or was disposed of
-                del self._running[session_id]
-                del self._done[session_id]
-                done.set_result(None)
-
-            return reactivex.concat(
-                reactivex.from_future(asyncio.ensure_future(self._begin(run))),
-                reactivex.defer(lambda _: self._body(run)),
-                reactivex.defer(
-                    lambda _: reactivex.from_future(asyncio.ensure_future(self._end(run)))
-                ),
-            ).pipe(ops.finally_action(release))
+            return self._run(coerce_input(msg), session_id, parent_path, principal, gate, None)
 
         return reactivex.defer(subscribe)
+
+    def _run(
+        self,
+        inputs: tuple[Msg, ...],
+        session_id: str,
+        parent_path: tuple[str, ...],
+        principal: Principal | None,
+        gate: asyncio.Event | None,
+        resume: tuple[AgentLike, Decision] | None,
+    ) -> Observable[BaseEvent]:
+        """One team run: PreCall, the body (or the resumed member and the rest), PostCall."""
+        if session_id in self._running:
+            raise SessionBusyError(self.name, session_id)
+        path = (*parent_path, self.name)
+        run = TeamRun(self, inputs, session_id, path, principal, gate, resume)
+        self._running[session_id] = run
+        done = self._done[session_id] = asyncio.get_running_loop().create_future()
+
+        def release() -> None:  # once: the run completed, failed or was disposed of
+            del self._running[session_id]
+            del self._done[session_id]
+            done.set_result(None)
+
+        return reactivex.concat(
+            reactivex.from_future(asyncio.ensure_future(self._begin(run))),
+            reactivex.defer(lambda _: self._body(run) if resume is None else self._resumed(run)),
+            reactivex.defer(lambda _: reactivex.from_future(asyncio.ensure_future(self._end(run)))),
+        ).pipe(ops.finally_action(release))
 
     async def _begin(self, run: TeamRun) -> BaseEvent:
         stored = await self.store.load(self.name, run.session_id)
@@ -238,64 +250,6 @@ class Orchestrator(ABC):
             return True
         finished, _ = await asyncio.wait(waiting, timeout=timeout)
         return len(finished) == len(waiting)
-
-    async def approve(
-        self,
-        approval_id: str,
-        *,
-        session_id: str = "default",
-        principal: Principal | None = None,
-    ) -> AgentResult[Any] | None:
-        """Approve a member's parked tool call: the member that waits for it resumes.
-
-        The member's resumed run is its own (not nested in a team run); its result is
-        returned once its batch is decided.
-
-        Raises:
-            ApprovalError: No member of the session waits for `approval_id`.
-        """
-        member, member_session = await self._waiting_member(approval_id, session_id)
-        result: AgentResult[Any] | None = await member.approve(
-            approval_id, session_id=member_session, principal=principal
-        )
-        return result
-
-    async def reject(
-        self,
-        approval_id: str,
-        reason: str | None = None,
-        *,
-        session_id: str = "default",
-        principal: Principal | None = None,
-    ) -> AgentResult[Any] | None:
-        """Reject a member's parked tool call (see `approve`).
-
-        Raises:
-            ApprovalError: No member of the session waits for `approval_id`.
-        """
-        member, member_session = await self._waiting_member(approval_id, session_id)
-        result: AgentResult[Any] | None = await member.reject(
-            approval_id, reason, session_id=member_session, principal=principal
-        )
-        return result
-
-    async def _waiting_member(self, approval_id: str, session_id: str) -> tuple[Any, str]:
-        for member in self.members:
-            member_session = child_session(session_id, member.name)
-            if isinstance(member, Orchestrator):
-                try:
-                    return await member._waiting_member(approval_id, member_session)
-                except ApprovalError:
-                    continue
-            state = await member.state_dict(member_session)
-            if any(p["approval_id"] == approval_id for p in state["pending_approvals"]):
-                return member, member_session
-        raise ApprovalError(
-            f"no member of team {self.name!r} waits for approval {approval_id!r} in session "
-            f"{session_id!r}",
-            approval_id=approval_id,
-            session_id=session_id,
-        )
 
     async def aclose(self) -> None:
         """Close the members' connections (models, toolsets); the team stays usable."""

@@ -122,6 +122,23 @@ class MsgHub(Orchestrator):
         turns = [turn(p) for _ in range(self.rounds) for p in self._participants]
         return reactivex.concat(*turns).pipe(_on_completed(lambda: _save_inbox(run, inbox)))
 
+    def _resumed(self, run: TeamRun) -> Observable[BaseEvent]:
+        """The parked participant resumes; its reply waits for the others' next turn."""
+        assert run.resume is not None  # only runs started by a decision come here
+        speaker = run.resume[0]
+
+        def deliver() -> None:
+            said = run.last
+            if said is None or not said.ok or not said.text:
+                return  # interrupted, failed, or waiting again: nothing to tell the others
+            message = Msg(role="user", content=said.text, name=speaker.name).model_dump(mode="json")
+            pending = run.extra.setdefault(_PENDING, {})
+            for other in self._participants:
+                if other.name != speaker.name:
+                    pending.setdefault(other.name, []).append(message)
+
+        return super()._resumed(run).pipe(_on_completed(deliver))
+
 
 def _save_inbox(run: TeamRun, inbox: dict[str, list[Msg]]) -> None:
     run.extra[_PENDING] = {

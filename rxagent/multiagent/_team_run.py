@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import reactivex
 from reactivex import operators as ops
 
 from rxagent.agent import AgentLike, child_session
-from rxagent.errors import ConfigurationError, ErrorCode
+from rxagent.agent._nesting import Resumable
+from rxagent.errors import ApprovalError, ConfigurationError, ErrorCode
 from rxagent.events import BaseEvent, PostCallEvent
 from rxagent.messages import Msg, new_id
 from rxagent.models.base import Usage
@@ -17,16 +18,21 @@ from rxagent.result import AgentResult, ErrorInfo
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from reactivex import Observable
 
     from rxagent.agent import AgentInput
+    from rxagent.agent._approval import Decision
     from rxagent.context import Principal
     from rxagent.multiagent._base import Orchestrator
     from rxagent.result import StopReason
 
-__all__ = ["TeamRun", "check_members"]
+__all__ = ["PARKED_KEY", "TeamRun", "check_members"]
+
+PARKED_KEY: Final = "rxagent.team.parked"
+"""The key in a team session's `extra` state holding where its run parked: the member that
+waits and what the team needs to go on once it resumes (the input, the members' results)."""
 
 
 class TeamRun:
@@ -39,6 +45,7 @@ class TeamRun:
         path: The team run's path (`(*parent, team.name)`).
         principal: Who is calling (passed on to the members).
         gate: Cleared while the outermost consumer is full (`events()`); members wait on it.
+        resume: For a run that resumes a parked member: the member and the decision on it.
     """
 
     def __init__(
@@ -49,6 +56,7 @@ class TeamRun:
         path: tuple[str, ...],
         principal: Principal | None,
         gate: asyncio.Event | None = None,
+        resume: tuple[AgentLike, Decision] | None = None,
     ) -> None:
         self.team = team
         self.inputs = inputs
@@ -63,6 +71,7 @@ class TeamRun:
         self.stop_message: Msg | None = None  # set by an interrupt
         self.interrupted = False
         self.extra: dict[str, Any] = {}  # the team's own state, saved with its session
+        self.resume = resume
         self._seq = 0
 
     def make(self, event_type: type[BaseEvent], **payload: Any) -> BaseEvent:
@@ -79,6 +88,45 @@ class TeamRun:
 
     def member(self, member: AgentLike, msg: AgentInput) -> Observable[BaseEvent]:
         """`member`'s nested run in this team run; its result is recorded when it ends."""
+        return self._nested(
+            member,
+            lambda session: member.nested_stream(
+                msg,
+                session_id=session,
+                parent_path=self.path,
+                principal=self.principal,
+                gate=self.gate,
+            ),
+        )
+
+    def resumed_member(self, member: AgentLike, decision: Decision) -> Observable[BaseEvent]:
+        """`member`'s parked run, resumed by `decision`, nested in this team run.
+
+        Raises:
+            ApprovalError: (at subscribe) The member cannot be resumed inside another run.
+        """
+        if not isinstance(member, Resumable):
+            raise ApprovalError(
+                f"member {member.name!r} of team {self.team.name!r} cannot resume inside a "
+                "team run: give it a nested_decision_stream (as ReActAgent has)",
+                approval_id=decision.approval_id,
+                session_id=self.session_id,
+            )
+        return self._nested(
+            member,
+            lambda session: member.nested_decision_stream(
+                decision.approval_id,
+                decision.approved,
+                decision.reason,
+                session_id=session,
+                parent_path=self.path,
+                principal=self.principal,
+            ),
+        )
+
+    def _nested(
+        self, member: AgentLike, start: Callable[[str], Observable[BaseEvent]]
+    ) -> Observable[BaseEvent]:
         session = child_session(self.session_id, member.name)
         path = (*self.path, member.name)
 
@@ -91,13 +139,7 @@ class TeamRun:
                 if type(event) is PostCallEvent and event.path == path:
                     self.results.append((member.name, event.result))
 
-            return member.nested_stream(
-                msg,
-                session_id=session,
-                parent_path=self.path,
-                principal=self.principal,
-                gate=self.gate,
-            ).pipe(
+            return start(session).pipe(
                 ops.do_action(on_next=record),
                 ops.finally_action(lambda: self._forget(session)),
             )
@@ -141,6 +183,8 @@ class TeamRun:
             last = self.last
             if error is not None:
                 stop_reason = "error"
+            elif pending:  # a member waits for a human: so does the team
+                stop_reason = "approval_pending"
             else:
                 stop_reason = last.stop_reason if last is not None else "no_tool_calls"
         return AgentResult[Any](

@@ -2,8 +2,9 @@
 
 `team_specs()` draws a team as data (`TeamSpec`): a tree of agents, supervisors (whose workers
 are their tools, called in one parallel batch), sequential and parallel pipelines, up to a
-depth. `build_team(spec)` makes it, with `ScriptedModel`s that play exactly one run of the
-team; `team_sessions(team, session_id)` lists every agent of it with its (nested) session.
+depth; with `approvals=True` some agents first call a tool that needs approval. `build_team(spec)`
+makes it, with `ScriptedModel`s that play exactly one run of the team (resumed as often as it
+parks); `team_sessions(team, session_id)` lists every agent of it with its (nested) session.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rxagent.agent import ReActAgent, child_session
 from rxagent.multiagent import Orchestrator, ParallelPipeline, SequentialPipeline, Supervisor
 from rxagent.testing._builders import tool_call
 from rxagent.testing._models import ScriptedModel
+from rxagent.tools import tool
 
 if TYPE_CHECKING:
     from rxagent.agent import AgentLike
@@ -38,6 +40,7 @@ class TeamSpec:
         members: The members (a supervisor's workers); empty for a plain agent.
         reply: What an agent or a supervisor answers last.
         calls: Which workers a supervisor calls (indexes into `members`), in one batch.
+        needs_approval: An agent that first calls `sign_off`, a tool that needs approval.
 
     Example:
         ```python
@@ -53,14 +56,29 @@ class TeamSpec:
     members: tuple[TeamSpec, ...] = ()
     reply: str = "ok"
     calls: tuple[int, ...] = ()
+    needs_approval: bool = False
 
     def depth(self) -> int:
         """How deep the team nests (a plain agent is 1)."""
         return 1 + max((m.depth() for m in self.members), default=0)
 
 
-def team_specs(max_depth: int = 3, max_members: int = 3) -> SearchStrategy[TeamSpec]:
+@tool(name="sign_off", needs_approval=True)
+def _sign_off(agent: str) -> str:
+    """Sign the work off (a human approves it first).
+
+    Args:
+        agent: Who asks.
+    """
+    return f"signed for {agent}"
+
+
+def team_specs(
+    max_depth: int = 3, max_members: int = 3, *, approvals: bool = False
+) -> SearchStrategy[TeamSpec]:
     """Draw a team of depth at most `max_depth`, each node with at most `max_members`.
+
+    With `approvals`, some agents need a human's approval (`TeamSpec.needs_approval`).
 
     Example:
         ```python
@@ -84,10 +102,10 @@ def team_specs(max_depth: int = 3, max_members: int = 3) -> SearchStrategy[TeamS
         test_teams_keep_the_protocol()
         ```
     """
-    return st.composite(lambda draw: _draw_team(draw, max_depth, max_members, [0]))()
+    return st.composite(lambda draw: _draw_team(draw, max_depth, max_members, approvals, [0]))()
 
 
-def _draw_team(draw: Draw, depth: int, width: int, counter: list[int]) -> TeamSpec:
+def _draw_team(draw: Draw, depth: int, width: int, approvals: bool, counter: list[int]) -> TeamSpec:
     counter[0] += 1
     name = f"m{counter[0]}"
     reply = draw(st.sampled_from(("ok", "done", "fine", "yes")))
@@ -95,9 +113,10 @@ def _draw_team(draw: Draw, depth: int, width: int, counter: list[int]) -> TeamSp
                                                           "parallel"]  # fmt: skip
     kind = draw(st.sampled_from(kinds))
     if kind == "agent":
-        return TeamSpec("agent", name, reply=reply)
+        waits = approvals and draw(st.booleans())
+        return TeamSpec("agent", name, reply=reply, needs_approval=waits)
     count = draw(st.integers(min_value=1, max_value=width))
-    members = tuple(_draw_team(draw, depth - 1, width, counter) for _ in range(count))
+    members = tuple(_draw_team(draw, depth - 1, width, approvals, counter) for _ in range(count))
     calls: tuple[int, ...] = ()
     if kind == "supervisor":
         chosen = draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=count, unique=True))
@@ -117,6 +136,9 @@ def build_team(spec: TeamSpec) -> ReActAgent | Orchestrator:
         ```
     """
     members = [build_team(m) for m in spec.members]
+    if spec.kind == "agent" and spec.needs_approval:
+        script = ScriptedModel([tool_call("sign_off", agent=spec.name), spec.reply])
+        return ReActAgent(spec.name, "", script, tools=[_sign_off])
     if spec.kind == "agent":
         return ReActAgent(spec.name, "", ScriptedModel([spec.reply]))
     if spec.kind == "supervisor":

@@ -126,16 +126,26 @@ async def test_several_approvals_and_a_child_that_parks_again() -> None:
     assert result.text == "All paid."
 
 
-async def test_a_team_as_a_tool_does_not_park_its_caller() -> None:
+async def test_a_team_as_a_tool_parks_its_caller_and_approve_resumes_the_team() -> None:
     clerk = ReActAgent("clerk", "", ScriptedModel([tool_call("pay", amount=2), "Paid."]),
                        tools=[pay])  # fmt: skip
-    team = SequentialPipeline([clerk], name="desk")
-    boss = ReActAgent("boss", "", ScriptedModel([tool_call("desk", input="pay"), "Waiting."]),
-                      tools=[team.as_tool()])  # fmt: skip
-    result = await boss.call("go", session_id="s")
-    assert result.stop_reason == "no_tool_calls"
-    waiting = await team.state_dict("s/desk")
-    pending = waiting["members"]["clerk"]["pending_approvals"]
-    resumed = await team.approve(pending[0]["approval_id"], session_id="s/desk")
+    notary = ReActAgent("notary", "", ScriptedModel(["Noted: Paid."]))
+    team = SequentialPipeline([clerk, notary], name="desk")
+    seen, record = recorder()
+    boss = ReActAgent("boss", "", ScriptedModel([tool_call("desk", input="pay"), "All done."]),
+                      tools=[team.as_tool()], hooks=[record])  # fmt: skip
+    parked = await boss.call("go", session_id="s")
+    assert parked.stop_reason == "approval_pending"
+    (approval_id,) = parked.pending_approvals
+    resumed = await boss.approve(approval_id, session_id="s")
     assert resumed is not None
-    assert resumed.text == "Paid."
+    assert resumed.text == "All done."
+    _, second = runs_of(seen, ("boss",))
+    assert_event_protocol(second)
+    paths = {e.path for e in second}
+    assert {("boss", "desk"), ("boss", "desk", "clerk"), ("boss", "desk", "notary")} <= paths
+    memory = AgentState.model_validate(await boss.state_dict("s")).memory
+    assert paired(memory)
+    assert next(r for m in memory for r in m.tool_results).text == "Noted: Paid."
+    waiting = await team.state_dict("s/desk")
+    assert waiting["members"]["clerk"]["pending_approvals"] == []

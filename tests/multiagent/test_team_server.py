@@ -158,7 +158,7 @@ async def test_a_member_waiting_for_approval_parks_the_team_and_the_team_approve
         await desk.approve(parked.pending_approvals[0], session_id="other")
     resumed = await desk.approve(parked.pending_approvals[0], session_id="s")
     assert resumed is not None
-    assert resumed.text == "Paid."
+    assert resumed.text == "Noted."  # the clerk resumed, then the notary ran
     outer = SequentialPipeline([SequentialPipeline([ReActAgent(
         "clerk", "", ScriptedModel([tool_call("pay", amount=4), "Paid 4."]), tools=[pay]
     )], name="inner")], name="outer")  # fmt: skip

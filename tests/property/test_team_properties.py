@@ -5,6 +5,10 @@
 - The events of one run keep their order (`seq` strictly increasing per run).
 - Interrupting the team at any event ends every run cleanly, and leaves every member's state
   pair-consistent and loadable.
+- A team whose agents wait for approvals, wherever they sit, parks as a whole and resumes as a
+  whole: decided one approval at a time on the outermost team, it ends with the reply it
+  gives without approvals, every resumed stream keeps the protocol, each waiting agent's tool
+  ran once when approved and never when rejected, and nothing waits any more.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +27,9 @@ from rxagent.messages import Msg
 from rxagent.state import AgentState
 from rxagent.testing import assert_event_protocol
 from rxagent.testing.strategies import TeamSpec, build_team, team_sessions, team_specs
+
+if TYPE_CHECKING:
+    from reactivex import Observable
 
 
 def _runs(events: list[BaseEvent]) -> dict[str, list[BaseEvent]]:
@@ -91,5 +99,56 @@ def test_an_interrupt_at_any_event_leaves_paired_loadable_state(
             assert _paired(state.memory), (agent.name, session)
             await agent.load_state_dict(saved, session)
             assert await agent.state_dict(session) == saved
+
+    asyncio.run(main())
+
+
+def _without_approvals(spec: TeamSpec) -> TeamSpec:
+    members = tuple(_without_approvals(m) for m in spec.members)
+    return replace(spec, members=members, needs_approval=False)
+
+
+async def _decide(stream: Observable[BaseEvent]) -> list[BaseEvent]:
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    events: list[BaseEvent] = []
+    stream.subscribe(events.append, done.set_exception, lambda: done.set_result(None))
+    await done
+    return events
+
+
+@settings(max_examples=40, deadline=None)
+@given(team_specs(max_depth=3, approvals=True), st.booleans())
+def test_approvals_anywhere_park_and_resume_the_whole_team(spec: TeamSpec, approve: bool) -> None:
+    async def main() -> None:
+        expected = await build_team(_without_approvals(spec)).call("go", session_id="s")
+        team = build_team(spec)
+        result = await team.call("go", session_id="s")
+        waiting = list(result.pending_approvals)
+        decided: set[str] = set()
+        while waiting:  # one decision at a time, as a human would
+            decided.add(waiting[0])
+            events = await _decide(team.nested_decision_stream(
+                waiting.pop(0), approve, "no", session_id="s", parent_path=()
+            ))  # fmt: skip
+            if not events:
+                continue  # recorded: the batch waits for the rest of `waiting`
+            assert_event_protocol(events)
+            assert events[0].path == (spec.name,)
+            result = events[-1].result  # type: ignore[attr-defined]
+            # what is not decided yet still waits (a fan-out's other members); later members
+            # may wait anew, but nothing decided waits again
+            assert set(waiting) <= set(result.pending_approvals)
+            assert not decided & set(result.pending_approvals)
+            waiting = list(result.pending_approvals)
+        assert result.ok
+        assert result.text == expected.text
+        for agent, session in team_sessions(team, "s"):
+            state = AgentState.model_validate(await agent.state_dict(session))
+            assert _paired(state.memory), (agent.name, session)
+            assert not state.pending_approvals
+            signed = [r for m in state.memory for r in m.tool_results if r.name == "sign_off"]
+            if signed:
+                assert len(signed) == 1
+                assert signed[0].is_error is not approve
 
     asyncio.run(main())
