@@ -43,7 +43,14 @@ if TYPE_CHECKING:
     from rxagent.messages import Msg
     from rxagent.models.base import ToolSchema
 
-__all__ = ["DEFAULT_TIMEOUT_S", "REDACTED", "HTTPChatModel", "HTTPOptions", "redact_secrets"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "REDACTED",
+    "HTTPChatModel",
+    "HTTPOptions",
+    "redact_secrets",
+    "transport_error",
+]
 
 DEFAULT_TIMEOUT_S: Final = 120.0
 """The default wait for a connection and for each read of a response, in seconds."""
@@ -401,27 +408,8 @@ class HTTPChatModel:
                 deltas = parser.close()
                 if deltas:
                     yield deltas
-        except TimeoutError as exc:
-            raise provider_error(
-                ErrorCode.PROVIDER_ERROR,
-                f"no response within the timeout ({_timeout_text(self.timeout)})",
-                provider=provider,
-                recoverable=True,
-            ) from exc
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise provider_error(
-                ErrorCode.PROVIDER_ERROR,
-                f"the connection failed: {type(exc).__name__}: {exc}",
-                provider=provider,
-                recoverable=True,
-            ) from exc
-        except aiohttp.ClientError as exc:
-            raise provider_error(
-                ErrorCode.PROVIDER_ERROR,
-                f"the request failed: {type(exc).__name__}: {excerpt(self._redact(str(exc)))}",
-                provider=provider,
-                recoverable=False,
-            ) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise transport_error(exc, provider, self.timeout, self._redact) from exc
 
     def _redact(self, text: str) -> str:
         return redact_secrets(text, (self.api_key,) if self.api_key else ())
@@ -433,6 +421,30 @@ class HTTPChatModel:
         if error.excerpt is not None:
             error.excerpt = self._redact(error.excerpt)
         return error
+
+
+def transport_error(
+    exc: TimeoutError | aiohttp.ClientError,
+    provider: str,
+    timeout: aiohttp.ClientTimeout,
+    redact: Callable[[str], str],
+) -> AgentRunError:
+    """The typed error of a request that got no usable HTTP response.
+
+    A timeout, a refused or dropped connection, or a truncated body is recoverable (the retry
+    policy may try again); any other aiohttp failure is not. `redact` cleans what aiohttp says,
+    which can quote the request.
+    """
+    if isinstance(exc, TimeoutError):
+        message, recoverable = f"no response within the timeout ({_timeout_text(timeout)})", True
+    elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
+        message, recoverable = f"the connection failed: {type(exc).__name__}: {exc}", True
+    else:
+        message = f"the request failed: {type(exc).__name__}: {excerpt(redact(str(exc)))}"
+        recoverable = False
+    return provider_error(
+        ErrorCode.PROVIDER_ERROR, message, provider=provider, recoverable=recoverable
+    )
 
 
 def _timeout_text(timeout: aiohttp.ClientTimeout) -> str:

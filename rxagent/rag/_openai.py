@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 import aiohttp
 
 from rxagent._version import __version__
-from rxagent.errors import AgentRunError, ConfigurationError, ErrorCode
-from rxagent.formatters.base import excerpt, json_body, provider_error
+from rxagent.errors import AgentRunError, ConfigurationError
+from rxagent.formatters.base import json_body
 from rxagent.formatters.openai import OpenAIFormatter
-from rxagent.models._http import DEFAULT_TIMEOUT_S, redact_secrets
+from rxagent.models._http import DEFAULT_TIMEOUT_S, redact_secrets, transport_error
 from rxagent.models.base import Usage
 from rxagent.models.retry import RetryPolicy, emit_retry
 from rxagent.rag._embedding import text_list
@@ -258,27 +258,8 @@ class OpenAIEmbedder:
                         self._errors.error_from_response(resp.status, body, resp.headers)
                     )
                 return json_body(provider, body, resp.status)
-        except TimeoutError as exc:
-            raise provider_error(
-                ErrorCode.PROVIDER_ERROR,
-                "no response within the timeout",
-                provider=provider,
-                recoverable=True,
-            ) from exc
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise provider_error(
-                ErrorCode.PROVIDER_ERROR,
-                f"the connection failed: {type(exc).__name__}: {exc}",
-                provider=provider,
-                recoverable=True,
-            ) from exc
-        except aiohttp.ClientError as exc:
-            raise provider_error(
-                ErrorCode.PROVIDER_ERROR,
-                f"the request failed: {type(exc).__name__}: {excerpt(self._redact(str(exc)))}",
-                provider=provider,
-                recoverable=False,
-            ) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise transport_error(exc, provider, self.timeout, self._redact) from exc
 
     # -- connections -------------------------------------------------------------------------------
 
