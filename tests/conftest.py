@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from service_helpers import require_minilm  # type: ignore[import-not-found]
 
 settings.register_profile(
     "dev", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -78,6 +79,12 @@ def require_service(name: str, host: str, port: int) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true needs {name}: {reason}")
     pytest.skip(reason)
+
+
+@pytest.fixture
+def minilm() -> None:
+    """For tests that run LocalEmbedder: skip (fail under CI=true) without its weights."""
+    require_minilm()
 
 
 @pytest.fixture(scope="session")

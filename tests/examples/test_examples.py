@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from service_helpers import require_minilm  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = ROOT / "examples"
@@ -94,9 +95,15 @@ def test_every_example_is_checked() -> None:
     assert example_names() == sorted(EXPECTED)
 
 
+NEEDS_MINILM = {"local_embeddings"}
+"""Examples that run LocalEmbedder, whose weights `.ci/run` installs with --no-deps."""
+
+
 @pytest.mark.timeout(TIMEOUT_S + 10)
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs_and_shows_its_point(name: str) -> None:
+    if name in NEEDS_MINILM:
+        require_minilm()
     done = run_python("-m", f"examples.{name}")
     assert done.returncode == 0, done.stderr
     assert EXPECTED[name] in done.stdout, done.stdout

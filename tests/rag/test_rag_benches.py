@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 
-from rxagent.rag import LocalEmbedder
-
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
@@ -31,7 +29,7 @@ def load_bench(name: str) -> Any:
     return module
 
 
-minilm = pytest.mark.skipif(not LocalEmbedder.available(), reason="MiniLM weights not installed")
+minilm = pytest.mark.usefixtures("minilm")  # skip without the weights; CI=true fails instead
 
 
 @pytest.mark.filterwarnings("ignore:Local mode is not recommended:UserWarning")

