@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from service_helpers import require_minilm  # type: ignore[import-not-found]
 
 import rxagent
 from rxagent.testing.providers import (
@@ -85,7 +86,13 @@ def fake_provider_of(text: str, fence_start: int) -> str | None:
 
 
 def run_example(code: str, where: str) -> None:
-    """Exec `code` as the body of a fresh module named after `where`."""
+    """Exec `code` as the body of a fresh module named after `where`.
+
+    An example that makes a `LocalEmbedder` needs its weights: without them it is skipped
+    (under CI=true, which installs them, it fails).
+    """
+    if "LocalEmbedder(" in code:
+        require_minilm()
     name = "rxagent_docs_example_" + re.sub(r"\W", "_", where)
     module = types.ModuleType(name)
     module.__file__ = where
