@@ -94,11 +94,12 @@ class FieldChange(BaseModel):
 
     Example:
         ```python
-        from rxagent import EVENT_ADAPTER, FieldChange, PostCallEvent
+        from rxagent import EVENT_ADAPTER, FieldChange, Msg, PreReasoningEvent
 
-        change = FieldChange(by="redact", field="reply", before={"role": "assistant"})
-        ev = PostCallEvent(reply=None, modified_by=("redact",), changes=(change,))
+        change = FieldChange(by="rules", field="messages", before=[])
+        ev = PreReasoningEvent(messages=[Msg.system("Be brief.")], changes=(change,))
         assert EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(ev)).changes == (change,)
+        assert ev.undo_changes().messages == ()
         ```
     """
 
