@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from rxagent.events import CustomEvent as CustomEvent
     from rxagent.events import ErrorEvent as ErrorEvent
     from rxagent.events import FallbackEvent as FallbackEvent
+    from rxagent.events import FieldChange as FieldChange
     from rxagent.events import GuardEvent as GuardEvent
     from rxagent.events import HandoffEvent as HandoffEvent
     from rxagent.events import InterruptedEvent as InterruptedEvent

@@ -1,8 +1,8 @@
 """The typed events of a run.
 
 Every event is a frozen pydantic model discriminated by `type`, with the common fields `run_id`,
-`session_id`, `agent`, `path`, `step`, `seq`, `timestamp` and `modified_by`. `EVENT_ADAPTER`
-serializes and parses any of them.
+`session_id`, `agent`, `path`, `step`, `seq`, `timestamp`, `modified_by` and `changes`.
+`EVENT_ADAPTER` serializes and parses any of them.
 
 | event | modifiable fields |
 |---|---|
@@ -37,7 +37,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, TypeAdapter
 
 from rxagent._fast import construct
 from rxagent.errors import ErrorCode, HookContractError
@@ -61,6 +61,7 @@ __all__ = [
     "CustomEvent",
     "ErrorEvent",
     "FallbackEvent",
+    "FieldChange",
     "GuardAction",
     "GuardEvent",
     "GuardTarget",
@@ -81,6 +82,35 @@ __all__ = [
 ]
 
 E = TypeVar("E", bound="BaseEvent")
+
+
+class FieldChange(BaseModel):
+    """One field a hook changed in an event: who, which field, and its value before the change.
+
+    Recorded in `BaseEvent.changes` when the agent runs with `record_changes=True`. `before` is
+    the field's value dumped in JSON mode (what `EVENT_ADAPTER` writes for that field), so a
+    client diffs it against the same field of the event's JSON; `undo_changes()` rebuilds the
+    event as it was before the hooks.
+
+    Example:
+        ```python
+        from rxagent import EVENT_ADAPTER, FieldChange, Msg, PreReasoningEvent
+
+        change = FieldChange(by="rules", field="messages", before=[])
+        ev = PreReasoningEvent(messages=[Msg.system("Be brief.")], changes=(change,))
+        assert EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(ev)).changes == (change,)
+        assert ev.undo_changes().messages == ()
+        ```
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    by: str
+    """The name of the hook that changed the field (as in `modified_by`)."""
+    field: str
+    """The field it changed (one of the event type's `MODIFIABLE`)."""
+    before: JsonValue
+    """The field's value before this hook changed it, in JSON mode."""
 
 
 class BaseEvent(BaseModel):
@@ -109,6 +139,9 @@ class BaseEvent(BaseModel):
     """When it was emitted (seconds since the epoch)."""
     modified_by: tuple[str, ...] = ()
     """Names of the hooks that returned a changed event, in order."""
+    changes: tuple[FieldChange, ...] = ()
+    """What hooks changed, one `FieldChange` per changed field, in order; empty unless the agent
+    records changes (`ReActAgent(record_changes=True)`)."""
 
     @classmethod
     def _construct(cls: builtins.type[E], fields: dict[str, Any]) -> E:
@@ -119,6 +152,38 @@ class BaseEvent(BaseModel):
     def is_modifiable(cls) -> bool:
         """True when hooks may change this event type."""
         return bool(cls.MODIFIABLE)
+
+    def undo_changes(self: E) -> E:
+        """Return the event with its recorded `changes` undone, newest first.
+
+        Each changed field gets back its value from before the first hook changed it;
+        `modified_by` and `changes` are empty. Exact when the agent recorded changes while the
+        hooks ran (a change made with recording off left no trace to undo).
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import HookChain, Msg, PreReasoningEvent, hook
+
+
+            @hook(PreReasoningEvent)
+            def add_rules(event: PreReasoningEvent) -> PreReasoningEvent:
+                return event.replace(messages=[*event.messages, Msg.system("Be brief.")])
+
+
+            chain = HookChain([add_rules], record_changes=True)
+            sent = PreReasoningEvent(messages=[Msg.user("hi")])
+            out = asyncio.run(chain.dispatch(sent))
+            assert [(c.by, c.field) for c in out.changes] == [("add_rules", "messages")]
+            assert out.undo_changes() == sent
+            ```
+        """
+        data = self.model_dump(mode="json")
+        for change in reversed(self.changes):
+            data[change.field] = change.before
+        data["modified_by"] = ()
+        data["changes"] = ()
+        return type(self).model_validate(data)
 
     def replace(self: E, **changes: Any) -> E:
         """Return a copy with the given modifiable fields changed (validated).

@@ -122,3 +122,13 @@ def test_multiagent_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "runs by hand" in text
     results = json.loads(out.read_text())
     assert set(results["supervisor_ratio"]) == {"hand-written tools", "runs by hand"}
+
+
+def test_changes_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """Recording off and on both complete their runs (no speed asserted)."""
+    module = load_bench("changes")
+    out = tmp_path / "changes.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert set(results["per_step_us"]) == set(module.VARIANTS)
+    assert "vs no hooks" in capsys.readouterr().out

@@ -109,6 +109,9 @@ class ReActAgent(AgentSessions, AgentNesting):
             `interceptors=` come after these.
         prices: The price table behind `Usage.cost` (`rxagent.interceptors.Prices`); the table
             shipped with rxagent by default.
+        record_changes: Record what hooks change: each field a hook changes in an event is
+            added to its `changes` as a `FieldChange(by, field, before)` (see "Seeing what hooks
+            changed"). Off by default: then events carry no `changes` and nothing is copied.
 
     Example:
         ```python
@@ -163,6 +166,7 @@ class ReActAgent(AgentSessions, AgentNesting):
         error_messages: ErrorMessagesLike = None,
         interceptors: Iterable[object] = (),
         prices: Prices | None = None,
+        record_changes: bool = False,
     ) -> None:
         check_agent_arguments(
             name=name,
@@ -175,13 +179,16 @@ class ReActAgent(AgentSessions, AgentNesting):
             max_output_retries=max_output_retries,
             output_strategy=output_strategy,
             output_type=output_type,
+            record_changes=record_changes,
         )
         self.name = name
         self.sys_prompt = sys_prompt
         self.model = resolve_model(model)
         self._models_by_name: dict[str, ChatModel] = {}  # per-call "provider:model" strings
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
-        self.hooks = HookChain(hooks, interceptors=check_interceptors(interceptors))
+        self.hooks = HookChain(
+            hooks, interceptors=check_interceptors(interceptors), record_changes=record_changes
+        )
         self.prices = check_prices(prices)
         self.stop_when = stop_conditions(stop_when, max_iters)
         self.max_iters = max_iters
@@ -209,6 +216,15 @@ class ReActAgent(AgentSessions, AgentNesting):
     def interceptors(self) -> InterceptorChain:
         """The agent's interceptors (`agent.hooks.interceptors`); `add()` registers one."""
         return self.hooks.interceptors
+
+    @property
+    def record_changes(self) -> bool:
+        """Whether events record what hooks change (`changes`); settable, for the next events."""
+        return self.hooks.record_changes
+
+    @record_changes.setter
+    def record_changes(self, value: bool) -> None:
+        self.hooks.record_changes = value
 
     def __repr__(self) -> str:
         return f"<ReActAgent {self.name!r} model={self.model.name!r} tools={len(self.toolkit)}>"

@@ -46,6 +46,7 @@ def check_agent_arguments(
     max_output_retries: int,
     output_strategy: object,
     output_type: object,
+    record_changes: object = False,
 ) -> None:
     """Refuse a bad argument of `ReActAgent(...)`, naming it and what it takes.
 
@@ -71,6 +72,10 @@ def check_agent_arguments(
     check_int("max_output_retries", max_output_retries, optional=False, minimum=0)
     check_strategy(output_strategy)
     check_output_type(output_type)
+    if not isinstance(record_changes, bool):
+        raise ConfigurationError(
+            f"record_changes must be True or False, got {type(record_changes).__name__}"
+        )
 
 
 def check_guards(guards: object) -> GuardPipeline | None:

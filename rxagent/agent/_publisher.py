@@ -94,6 +94,7 @@ class Publisher:
             "seq": self.next_seq(),
             "timestamp": time.time(),
             "modified_by": (),
+            "changes": (),
         }
 
     def make(self, event_type: type[EventT], **payload: Any) -> EventT:

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, overload
 
-from rxagent.errors import HookContractError, HookFailedError, Reject
-from rxagent.events import EVENT_TYPES, BaseEvent, PostActingEvent, PreActingEvent
+from rxagent.errors import HookFailedError, Reject
+from rxagent.events import EVENT_TYPES, BaseEvent
+from rxagent.hooks._contract import accept
 from rxagent.hooks._hook import FunctionHook, Hook, OnError, _as_hook
 from rxagent.interceptors import InterceptorChain, ModelCall, ToolCall
 
@@ -155,7 +156,15 @@ class HookChain:
         ```
     """
 
-    def __init__(self, hooks: Iterable[object] = (), interceptors: Iterable[object] = ()) -> None:
+    def __init__(
+        self,
+        hooks: Iterable[object] = (),
+        interceptors: Iterable[object] = (),
+        *,
+        record_changes: bool = False,
+    ) -> None:
+        self.record_changes = record_changes
+        """Record each field a hook changes in the event's `changes` (off: nothing is copied)."""
         self._hooks: list[Hook] = []
         self._resolved: dict[type[BaseEvent], tuple[_Entry, ...]] = {}
         self.interceptors = InterceptorChain(interceptors)
@@ -273,8 +282,9 @@ class HookChain:
         """Run `event` through its hooks in order and return the final event.
 
         For a modifiable event each hook receives the event the previous one returned, and each
-        hook that returns an event is recorded in `modified_by`. For a notification event the
-        hooks' return values are ignored.
+        hook that returns an event is recorded in `modified_by`; with `record_changes`, each
+        field it changed is recorded in `changes` with its value before (nothing when it
+        returned equal values). For a notification event the hooks' return values are ignored.
 
         Args:
             event: The event.
@@ -290,6 +300,7 @@ class HookChain:
         if not entries:
             return event
         modifiable = bool(event.MODIFIABLE)
+        record = self.record_changes
         current = event
         for entry in entries:
             try:
@@ -301,7 +312,7 @@ class HookChain:
                 ):
                     result = await result
                 if modifiable and result is not None and result is not current:
-                    current = _accept(current, result, entry.name)
+                    current = accept(current, result, entry.name, record)
             except Reject as reject:
                 if reject.hook is None:
                     reject.hook = entry.name
@@ -357,48 +368,3 @@ class HookChain:
                     logger.exception("hook %r failed on a nested event", entry.name)
                 else:
                     report(entry.hook, exc)
-
-
-def _accept(current: E, result: object, hook_name: str) -> E:
-    """Check a hook's returned event against the contract and record the hook in it."""
-    cls = type(current)
-    if type(result) is not cls:
-        raise HookContractError(
-            f"hook {hook_name!r} returned {type(result).__name__} for a {cls.__name__}; "
-            f"return the same event type (use event.replace(...)) or None for no change",
-            hook=hook_name,
-        )
-    assert isinstance(result, cls)
-    old, new = current.__dict__, result.__dict__
-    for field, value in new.items():
-        if field in cls.MODIFIABLE or field == "modified_by":
-            continue
-        if value is not old[field] and value != old[field]:
-            raise HookContractError(
-                f"hook {hook_name!r} changed {cls.__name__}.{field}, which is fixed; "
-                f"only {', '.join(sorted(cls.MODIFIABLE))} may change (use event.replace(...))",
-                hook=hook_name,
-                field=field,
-            )
-    if isinstance(result, PreActingEvent):
-        before = old["tool_call"]
-        after = result.tool_call
-        for field in ("id", "name"):
-            if getattr(after, field) != getattr(before, field):
-                raise HookContractError(
-                    f"hook {hook_name!r} changed tool_call.{field}; a PreActing hook may change "
-                    "only tool_call.input (use event.replace(tool_call=call.model_copy("
-                    "update={'input': {...}})))",
-                    hook=hook_name,
-                    field=f"tool_call.{field}",
-                )
-    elif isinstance(result, PostActingEvent) and result.result.id != result.tool_call.id:
-        raise HookContractError(
-            f"hook {hook_name!r} returned a result for call {result.result.id!r} in the "
-            f"PostActing of call {result.tool_call.id!r}; keep result.id equal to tool_call.id",
-            hook=hook_name,
-            field="result.id",
-        )
-    fields = dict(new)
-    fields["modified_by"] = (*old["modified_by"], hook_name)
-    return cls._construct(fields)

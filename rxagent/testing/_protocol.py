@@ -20,6 +20,7 @@ The invariants (ARCHITECTURE section 3), each named in the error message when it
 | `approval ids unique` | each `ApprovalRequestedEvent` of a run has its own `approval_id` |
 | `announced approvals pending at PostCall` | each announced `approval_id` is in the PostCall's `result.pending_approvals` |
 | `GuardEvent in its place` | an input verdict before any model call, a tool call's or tool result's inside that call's Pre/PostActing, none inside a model call (except a `retrieved` verdict, which follows the PreReasoning whose request it screened) |
+| `changes name modifiable fields and their hooks` | each `FieldChange` names a modifiable field of its event type, and the hooks in `changes` appear in `modified_by`, in that order |
 | `nested run inside its parent's span` | a nested run (a longer `path`) lies inside its parent run; inside one of the parent's open tool calls when the parent is an agent |
 
 The events of nested runs (an agent called as a tool, a team's members) may come mixed into the
@@ -75,6 +76,7 @@ APPROVAL_PLACE: Final = "ApprovalRequested outside model and tool calls"
 APPROVAL_UNIQUE: Final = "approval ids unique"
 APPROVAL_PENDING: Final = "announced approvals pending at PostCall"
 GUARD_PLACE: Final = "GuardEvent in its place"
+CHANGES: Final = "changes name modifiable fields and their hooks"
 
 _CONTEXT_BEFORE: Final = 3
 
@@ -128,6 +130,8 @@ class _Checker:
             self.fail(POST_CALL, "the run has no PostCall at the end", len(self.events) - 1)
 
     def check_common(self, position: int, event: BaseEvent) -> None:
+        if event.changes:
+            self.check_changes(position, event)
         if position == 0:
             if not isinstance(event, PreCallEvent):
                 self.fail(PRE_CALL, f"the first event is {event.type!r}, not 'pre_call'", 0)
@@ -146,6 +150,24 @@ class _Checker:
                 f"with run_id={first.run_id!r}, session_id={first.session_id!r}",
                 position,
             )
+
+    def check_changes(self, position: int, event: BaseEvent) -> None:
+        by = iter(event.modified_by)  # consumed: the hooks must appear in this order
+        last = None
+        for change in event.changes:
+            if change.field not in event.MODIFIABLE:
+                self.fail(
+                    CHANGES, f"{change.by!r} changed the fixed field {change.field!r}", position
+                )
+            # one hook may change several fields: it is named once in modified_by
+            if change.by != last and change.by not in by:
+                self.fail(
+                    CHANGES,
+                    f"{change.by!r} changed {change.field!r} but is not in modified_by "
+                    f"{event.modified_by!r} (in order)",
+                    position,
+                )
+            last = change.by
 
     def check_kind(self, position: int, event: BaseEvent) -> None:
         if isinstance(event, PreCallEvent):
