@@ -48,6 +48,7 @@ __all__ = [
     "REDACTED",
     "HTTPChatModel",
     "HTTPOptions",
+    "PooledHTTPClient",
     "redact_secrets",
     "transport_error",
 ]
@@ -137,7 +138,79 @@ class HTTPOptions(TypedDict, total=False):
     context_window: int | None
 
 
-class HTTPChatModel:
+class PooledHTTPClient:
+    """What every rxagent HTTP client shares: one pooled aiohttp session per event loop.
+
+    `HTTPChatModel` and the embedders of `rxagent.rag` derive from it. A subclass calls
+    `_open_pool(timeout)` in `__init__` and sets `model`, `base_url` and `api_key`; it gets the
+    session, `aclose()`, `async with`, and credentials kept out of its errors.
+    """
+
+    model: str
+    base_url: str
+    api_key: str | None
+    timeout: aiohttp.ClientTimeout
+
+    def _open_pool(self, timeout: float | aiohttp.ClientTimeout) -> None:
+        """Check and keep `timeout`; no session yet (one is made per loop on first use).
+
+        Raises:
+            ConfigurationError: `timeout` is neither seconds > 0 nor an `aiohttp.ClientTimeout`.
+        """
+        if isinstance(timeout, aiohttp.ClientTimeout):
+            self.timeout = timeout
+        elif isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            self.timeout = aiohttp.ClientTimeout(
+                total=None, connect=float(timeout), sock_read=float(timeout)
+            )
+        else:
+            raise ConfigurationError(
+                f"{type(self).__name__}(timeout=...) must be seconds > 0 or an "
+                f"aiohttp.ClientTimeout, got {timeout!r}"
+            )
+        self._sessions: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, aiohttp.ClientSession
+        ] = weakref.WeakKeyDictionary()
+
+    def _session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                timeout=self.timeout,
+            )
+            self._sessions[loop] = session
+        return session
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running event loop (the client stays usable)."""
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
+
+    def _redact(self, text: str) -> str:
+        return redact_secrets(text, (self.api_key,) if self.api_key else ())
+
+    def _redacted(self, error: AgentRunError) -> AgentRunError:
+        """`error` with credentials cut from its message and excerpt (a provider may echo them)."""
+        error.message = self._redact(error.message)
+        error.args = (error.message,)
+        if error.excerpt is not None:
+            error.excerpt = self._redact(error.excerpt)
+        return error
+
+
+class HTTPChatModel(PooledHTTPClient):
     """A `ChatModel` that talks to a provider over HTTP with aiohttp.
 
     Subclasses set the class attributes and implement `_url`; the formatter does the
@@ -200,17 +273,7 @@ class HTTPChatModel:
         self.streaming = stream
         self.options = options or ModelOptions()
         self.retry = RetryPolicy.coerce(max_retries)
-        if isinstance(timeout, aiohttp.ClientTimeout):
-            self.timeout = timeout
-        elif isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            self.timeout = aiohttp.ClientTimeout(
-                total=None, connect=float(timeout), sock_read=float(timeout)
-            )
-        else:
-            raise ConfigurationError(
-                f"{cls}(timeout=...) must be seconds > 0 or an aiohttp.ClientTimeout, "
-                f"got {timeout!r}"
-            )
+        self._open_pool(timeout)
         self.base_url = (base_url or self._env(self.base_url_env) or self.default_base_url).rstrip(
             "/"
         )
@@ -227,9 +290,6 @@ class HTTPChatModel:
             **self._auth_headers(),
             **(dict(headers) if headers else {}),
         }
-        self._sessions: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, aiohttp.ClientSession
-        ] = weakref.WeakKeyDictionary()
 
     # -- for subclasses ----------------------------------------------------------------------------
 
@@ -252,35 +312,6 @@ class HTTPChatModel:
             if value:
                 return value
         return None
-
-    # -- session -----------------------------------------------------------------------------------
-
-    def _session(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-                timeout=self.timeout,
-            )
-            self._sessions[loop] = session
-        return session
-
-    async def aclose(self) -> None:
-        """Close the connection pool of the running event loop (the model stays usable)."""
-        loop = asyncio.get_running_loop()
-        session = self._sessions.pop(loop, None)
-        if session is not None:
-            await session.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -410,17 +441,6 @@ class HTTPChatModel:
                     yield deltas
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise transport_error(exc, provider, self.timeout, self._redact) from exc
-
-    def _redact(self, text: str) -> str:
-        return redact_secrets(text, (self.api_key,) if self.api_key else ())
-
-    def _redacted(self, error: AgentRunError) -> AgentRunError:
-        """`error` with credentials cut from its message and excerpt (a provider may echo them)."""
-        error.message = self._redact(error.message)
-        error.args = (error.message,)
-        if error.excerpt is not None:
-            error.excerpt = self._redact(error.excerpt)
-        return error
 
 
 def transport_error(

@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import weakref
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import aiohttp
 
@@ -21,7 +20,7 @@ from rxagent._version import __version__
 from rxagent.errors import AgentRunError, ConfigurationError
 from rxagent.formatters.base import json_body
 from rxagent.formatters.openai import OpenAIFormatter
-from rxagent.models._http import DEFAULT_TIMEOUT_S, redact_secrets, transport_error
+from rxagent.models._http import DEFAULT_TIMEOUT_S, PooledHTTPClient, transport_error
 from rxagent.models.base import Usage
 from rxagent.models.retry import RetryPolicy, emit_retry
 from rxagent.rag._embedding import text_list
@@ -42,7 +41,7 @@ KNOWN_DIMENSIONS: Final[Mapping[str, int]] = {
 _OPENAI_URL: Final = "https://api.openai.com/v1"
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(PooledHTTPClient):
     """Embeddings from any server with OpenAI's `POST {base_url}/embeddings`.
 
     Texts are sent in batches of `batch_size` (up to `concurrency` requests at once) with
@@ -122,17 +121,7 @@ class OpenAIEmbedder:
             raise ConfigurationError(
                 f"{cls}(dimensions=...) must be an int >= 1 or None, got {dimensions!r}"
             )
-        if isinstance(timeout, aiohttp.ClientTimeout):
-            self.timeout = timeout
-        elif isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            self.timeout = aiohttp.ClientTimeout(
-                total=None, connect=float(timeout), sock_read=float(timeout)
-            )
-        else:
-            raise ConfigurationError(
-                f"{cls}(timeout=...) must be seconds > 0 or an aiohttp.ClientTimeout, "
-                f"got {timeout!r}"
-            )
+        self._open_pool(timeout)
         try:
             self.retry = RetryPolicy.coerce(max_retries)
         except ConfigurationError as exc:
@@ -153,9 +142,6 @@ class OpenAIEmbedder:
             **(dict(headers) if headers else {}),
         }
         self._errors = OpenAIFormatter(provider=self.provider)
-        self._sessions: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, aiohttp.ClientSession
-        ] = weakref.WeakKeyDictionary()
 
     # -- what a subclass changes -------------------------------------------------------------------
 
@@ -260,43 +246,6 @@ class OpenAIEmbedder:
                 return json_body(provider, body, resp.status)
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise transport_error(exc, provider, self.timeout, self._redact) from exc
-
-    # -- connections -------------------------------------------------------------------------------
-
-    def _session(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), timeout=self.timeout
-            )
-            self._sessions[loop] = session
-        return session
-
-    async def aclose(self) -> None:
-        """Close the connection pool of the running event loop (the embedder stays usable)."""
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
-
-    def _redact(self, text: str) -> str:
-        return redact_secrets(text, (self.api_key,) if self.api_key else ())
-
-    def _redacted(self, error: AgentRunError) -> AgentRunError:
-        error.message = self._redact(error.message)
-        error.args = (error.message,)
-        if error.excerpt is not None:
-            error.excerpt = self._redact(error.excerpt)
-        return error
 
 
 class AzureOpenAIEmbedder(OpenAIEmbedder):
