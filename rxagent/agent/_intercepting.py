@@ -127,13 +127,7 @@ class _ModelStep:
         usage = builder.usage
         if usage.requests == 0:
             usage = usage + _ONE_REQUEST
-        if model is run.ctx.model:
-            price = run.price
-            cost = 0.0 if price is None else price.cost(usage)
-        else:  # another model (a fallback): its own price
-            cost = run.prices.cost(model, usage)
-        if cost:
-            usage = usage.model_copy(update={"cost": cost})
+        usage = run.priced(model, usage)  # a fallback model at its own price
         response = trusted(
             ModelResponse,
             message=builder.build(),

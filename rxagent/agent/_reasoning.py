@@ -88,9 +88,7 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
     usage = builder.usage
     if usage.requests == 0:
         usage = usage + Usage(requests=1)
-    price = run.price
-    if price is not None:
-        usage = usage.model_copy(update={"cost": price.cost(usage)})
+    usage = run.priced(ctx.model, usage)
     ctx.usage = ctx.usage + usage
     return builder.build(), usage
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from rxagent.context import Principal
     from rxagent.events import BaseEvent
     from rxagent.messages import Msg, ToolUseBlock
-    from rxagent.models.base import ChatModel, ModelOptions
+    from rxagent.models.base import ChatModel, ModelOptions, Usage
     from rxagent.output import OutputPlan
     from rxagent.result import StopReason
 
@@ -230,6 +230,12 @@ class Run:
         code, message, source, exc = failure
         await self.fail(code, message, source=source, exception=exc)
         return True
+
+    def priced(self, model: ChatModel, usage: Usage) -> Usage:
+        """`usage` of one model request with its `cost` (the run's own model's price is cached)."""
+        price = self.price if model is self.ctx.model else self.prices.get(price_key(model))
+        cost = 0.0 if price is None else price.cost(usage)
+        return usage.model_copy(update={"cost": cost}) if cost else usage
 
     async def fail(
         self,
