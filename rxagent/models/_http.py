@@ -34,7 +34,7 @@ from rxagent.models.base import (
     Usage,
     UsageDelta,
 )
-from rxagent.models.retry import RetryPolicy, emit_retry
+from rxagent.models.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -364,14 +364,11 @@ class HTTPChatModel(PooledHTTPClient):
                     yield trusted(UsageDelta, usage=trusted(Usage, requests=retries))
                 return
             except AgentRunError as exc:
-                if content or not policy.should_retry(exc, retries_done=retries):
-                    raise
-                delay = policy.delay_for(exc, retry=retries + 1)
-                if not policy.within_budget(started, delay):
+                if content or not await policy.wait_to_retry(
+                    exc, retries_done=retries, started=started
+                ):
                     raise
                 retries += 1
-                emit_retry(retries + 1, delay, exc)
-                await policy.sleep(delay)
 
     async def complete(
         self,

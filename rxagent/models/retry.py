@@ -147,6 +147,23 @@ class RetryPolicy:
             return error.retry_after
         return self.backoff(retry)
 
+    async def wait_to_retry(
+        self, error: AgentRunError, *, retries_done: int, started: float
+    ) -> bool:
+        """Wait before the next try after `error`, reporting it; False when there is none.
+
+        Nothing is waited or reported when the error is not retried, no retry is left, or the
+        wait would end past `max_elapsed_s` of `started` (the `clock()` at the first try).
+        """
+        if not self.should_retry(error, retries_done=retries_done):
+            return False
+        delay = self.delay_for(error, retry=retries_done + 1)
+        if not self.within_budget(started, delay):
+            return False
+        emit_retry(retries_done + 2, delay, error)
+        await self.sleep(delay)
+        return True
+
 
 def emit_retry(attempt: int, delay_s: float, error: AgentRunError) -> None:
     """Report a retry: as a `RetryEvent` in the current run's stream, and in the log."""

@@ -22,7 +22,8 @@ from rxagent.formatters.base import json_body
 from rxagent.formatters.openai import OpenAIFormatter
 from rxagent.models._http import DEFAULT_TIMEOUT_S, PooledHTTPClient, transport_error
 from rxagent.models.base import Usage
-from rxagent.models.retry import RetryPolicy, emit_retry
+from rxagent.models.openai import DEFAULT_AZURE_API_VERSION
+from rxagent.models.retry import RetryPolicy
 from rxagent.rag._embedding import text_list
 from rxagent.rag._wire import embeddings_request, read_embeddings
 
@@ -219,14 +220,9 @@ class OpenAIEmbedder(PooledHTTPClient):
                 expected = self.requested_dimensions or self._learnt
                 vectors, tokens = read_embeddings(self.provider, data, len(texts), expected)
             except AgentRunError as exc:
-                if not policy.should_retry(exc, retries_done=retries):
-                    raise
-                delay = policy.delay_for(exc, retry=retries + 1)
-                if not policy.within_budget(started, delay):
+                if not await policy.wait_to_retry(exc, retries_done=retries, started=started):
                     raise
                 retries += 1
-                emit_retry(retries + 1, delay, exc)
-                await policy.sleep(delay)
                 continue
             self._dimensions = self._learnt = len(vectors[0])
             self.usage = self.usage + Usage(input_tokens=tokens, requests=retries + 1)
@@ -297,7 +293,9 @@ class AzureOpenAIEmbedder(OpenAIEmbedder):
         api_version: str | None = None,
         **kwargs: Any,
     ) -> None:
-        self.api_version = api_version or os.environ.get("OPENAI_API_VERSION") or "2024-10-21"
+        self.api_version = (
+            api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
+        )
         super().__init__(deployment, base_url=base_url, api_key=api_key, **kwargs)
 
     def _endpoint(self, base_url: str | None, api_key: str | None) -> tuple[str, str | None]:
