@@ -46,10 +46,28 @@ def add_chat_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> No
             "shown live, and ends with a one-line summary. The agent is --agent MODULE:ATTR, one "
             "built from --model and --tools, or, with neither, the offline demo agent. /reset "
             "starts a new session, /exit or end of input quits. Ctrl-C interrupts the current "
-            "answer and returns to the prompt."
+            "answer and returns to the prompt. With --web, the same agent is served on this "
+            "machine and the playground opens in the browser instead."
         ),
     )
     add_agent_options(chat)
+    chat.add_argument(
+        "--web",
+        action="store_true",
+        help="serve the agent on 127.0.0.1 and open the playground page in the browser: the "
+        "chat, and every event of each run with what hooks changed (Ctrl-C stops)",
+    )
+    chat.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="with --web: the port to listen on (default: any free one, printed)",
+    )
+    chat.add_argument(
+        "--no-open",
+        action="store_true",
+        help="with --web: print the playground's link instead of opening a browser",
+    )
     chat.set_defaults(handler=chat_command)
 
 
@@ -141,6 +159,12 @@ def _loop(runner: asyncio.Runner, chat: _Chat, output: TurnOutput, stdin: TextIO
 
 def chat_command(args: argparse.Namespace) -> int:
     """Run the chat loop until `/exit` or the end of input; return the exit code."""
+    if args.web:
+        from rxagent.cli._web import web_command
+
+        return web_command(args)
+    if args.port != 0 or args.no_open:
+        raise CliError("--port and --no-open go with --web")
     out = sys.stdout
     output = TurnOutput(out, json=args.json, live=args.live or out.isatty(), compact=True)
     with asyncio.Runner() as runner:

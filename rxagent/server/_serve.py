@@ -18,7 +18,7 @@ from rxagent.server._logs import RedactingFilter
 from rxagent.server._runner import AppRunner
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from rxagent.agent import ReActAgent
     from rxagent.multiagent import Orchestrator
@@ -101,6 +101,7 @@ async def serve(
     port: int = 8000,
     print_url: bool = True,
     stop: asyncio.Event | None = None,
+    on_listening: Callable[[str], object] | None = None,
 ) -> None:
     """Serve `app` on the running loop until `stop` is set or SIGINT / SIGTERM arrives.
 
@@ -108,6 +109,8 @@ async def serve(
     supports them (the main thread on Unix). While it serves, the log records of aiohttp and
     rxagent pass through the app's `RedactingFilter`, and connections use `AppRunner`, so a
     malformed request gets the typed JSON error and neither echoes nor logs an API key.
+    `on_listening(url)` is called once the server listens, with its base URL
+    (`http://host:port`, with the port chosen when `port=0`).
 
     Example:
         ```python
@@ -142,10 +145,12 @@ async def serve(
         await runner.setup()  # a store that is down fails here: what opened is closed below
         site = web.TCPSite(runner, host, port)
         await site.start()
+        url = f"http://{host}:{runner.addresses[0][1]}"
         if print_url:
-            url = f"http://{host}:{runner.addresses[0][1]}"
             sys.stdout.write(f"rxagent server listening on {url}\n{describe(app, url)}")
             sys.stdout.flush()
+        if on_listening is not None:
+            on_listening(url)
         await stop.wait()
     finally:
         try:
