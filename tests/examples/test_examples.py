@@ -33,6 +33,7 @@ EXPECTED: dict[str, str] = {
     "interrupt_resume": "resumed: no_tool_calls, 'Done.'",
     "local_embeddings": "all-MiniLM-L6-v2: 4 of 4 questions matched",
     "mcp_tools": "In Asia/Tokyo it is ",
+    "playground": "reply: Done: deployed 1.4.2.",
     "memory_agent": "recalled on Tuesday: - Ann wants bank refunds.",
     "property_test_hooks": "the promise held on 30 random scripts",
     "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",
