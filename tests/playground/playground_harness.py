@@ -171,3 +171,39 @@ class PlaygroundServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+WATCH_SCRIPT = """
+window.__problems = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__problems.push(`CSP ${e.violatedDirective} blocked ${e.blockedURI}`);
+});
+"""
+"""An init script that records Content-Security-Policy violations in `window.__problems`."""
+
+
+class PageWatch:
+    """What went wrong in a page: console errors, uncaught errors, failed requests, CSP reports."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("requestfailed", self._failed)
+        page.on("response", self._response)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.problems.append(f"console error: {message.text}")
+
+    def _failed(self, request: Any) -> None:
+        self.problems.append(f"request failed: {request.url} {request.failure}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+    def all(self) -> list[str]:
+        """Every problem so far, CSP violations included."""
+        return [*self.problems, *self.page.evaluate("window.__problems || []")]
