@@ -127,7 +127,9 @@ class PlaygroundServer:
 
     def __init__(self, agents: Sequence[ReActAgent], *, auth: list[str] | None = None) -> None:
         self.app = create_app(list(agents), auth=auth)
-        from playground_interim_routes import add_missing_routes
+        from playground_interim_routes import (  # type: ignore[import-not-found]
+            add_missing_routes,
+        )
 
         add_missing_routes(self.app)
         self.port = 0
@@ -146,7 +148,7 @@ class PlaygroundServer:
         await site.start()
         server = site._server
         assert server is not None
-        sockets = getattr(server, "sockets", None) or ()
+        sockets: list[Any] = list(getattr(server, "sockets", None) or [])
         return int(sockets[0].getsockname()[1])
 
     async def _stop(self) -> None:

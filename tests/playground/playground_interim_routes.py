@@ -126,7 +126,10 @@ async def _approval_stream(request: web.Request, session_id: str, approval_id: s
     ctx = request.app[SERVER_KEY]
     principal = ctx.authenticate(request)
     check_session_id(session_id)
-    agent, _ = await ctx.find_session(principal, session_id, request.query.get("agent"))
+    found, _ = await ctx.find_session(principal, session_id, request.query.get("agent"))
+    if not isinstance(found, rxagent.ReActAgent):
+        raise ApiError(404, "not_found", "teams park no tool calls here")
+    agent = found
     body = await request.json()
     if not isinstance(body.get("approved"), bool):
         raise ApiError(422, "invalid_body", "approved must be true or false", field="approved")
@@ -190,6 +193,7 @@ def add_missing_routes(app: web.Application) -> None:
             and parts[4] == "approvals"
             and parts[5].endswith(":stream")
         ):
+
             async def stream(req: web.Request) -> web.StreamResponse:
                 result: web.StreamResponse = await _approval_stream(
                     req, parts[3], parts[5].removesuffix(":stream")

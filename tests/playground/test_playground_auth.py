@@ -40,9 +40,7 @@ def context() -> Iterator[Any]:
         browser.close()
 
 
-def test_the_page_asks_for_the_key_refuses_a_wrong_one_and_keeps_it_out_of_storage(
-    server, context
-):
+def test_the_page_asks_for_the_key_refuses_a_wrong_one_and_keeps_it_out_of_storage(server, context):
     page = context.new_page()
     page.goto(f"{server.url}/playground?agent=demo&q=What+is+2+%2B+2%3F")
     expect(page.locator("#auth")).to_be_visible()

@@ -81,7 +81,8 @@ def test_a_deep_link_runs_the_demo_and_fills_the_timeline(server, page):
     kinds = [kind for kind, _ in order]
     for kind in ("pre_call", "pre_reasoning", "post_reasoning", "pre_acting", "post_acting"):
         assert kind in kinds
-    assert kinds[0] == "pre_call" and kinds[-1] == "post_call"
+    assert kinds[0] == "pre_call"
+    assert kinds[-1] == "post_call"
     seqs = [seq for _, seq in order]
     assert seqs == sorted(seqs)
     firsts = [kinds.index(k) for k in ("pre_reasoning", "post_reasoning", "pre_acting")]
@@ -108,7 +109,7 @@ def test_a_modified_by_diff_shows_the_line_the_hook_added(server, page):
     added = change.locator(".diff-add").all_inner_texts()
     assert any("Base your answer on tool results" in line for line in added)
     assert change.locator(".diff-del").count() == 0
-    expect(change.locator(".change-head")).to_contain_text(re.compile(r"\+\d+ −0 lines"))
+    expect(change.locator(".change-head")).to_contain_text(re.compile(r"\+\d+ \u22120 lines"))
 
 
 def test_approve_resumes_the_run_and_reject_reaches_the_model(server, page):

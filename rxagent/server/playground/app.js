@@ -205,9 +205,9 @@ class App {
 
   openSession(info) {
     if (this.running) return;
+    if (info.session_id !== this.sessionId) this.timeline.reset();
     this.sessionId = info.session_id;
-    this.timeline.reset();
-    this.chat.history((info.state && info.state.memory) || []);
+    this.chat.history((info.state && info.state.memory) || [], this.agent);
     this.showSession();
     this.updateUrl();
     this.status(`Opened session ${info.session_id}.`);

@@ -69,12 +69,14 @@ export class Chat {
         this.note(`${ev.tool_call.name}(${brief(ev.tool_call.input, 120)}) waits for your approval: see the timeline.`, "approval-note");
         break;
       case "interrupted":
-        this.note(`Interrupted at ${ev.checkpoint}${ev.reason ? `: ${ev.reason}` : ""}.`, "interrupt-note");
+        this.settle();
+        this.note(`Interrupted at ${ev.checkpoint}${ev.reason ? `: ${ev.reason}` : "."}`, "interrupt-note");
         break;
       case "error":
         this.note(`${ev.code}: ${ev.message}`, "error-result");
         break;
       case "post_call":
+        this.settle();
         this.final(ev);
         break;
       default:
@@ -94,8 +96,18 @@ export class Chat {
       if (!bubble.thinkingNode) {
         bubble.thinkingNode = bubble.thinking.lastChild.appendChild(document.createTextNode(""));
       }
-      bubble.thinkingNode.appendData(delta.thinking);
+      bubble.thinkingNode.appendData(delta.text);
     }
+  }
+
+  /** End a streaming message that got no response (an interrupted or failed model call). */
+  settle() {
+    const bubble = this.bubble;
+    if (!bubble) return;
+    bubble.element.classList.remove("streaming");
+    bubble.thinking.open = false;
+    if (!bubble.text.textContent && bubble.thinking.hidden) bubble.element.remove();
+    this.bubble = null;
   }
 
   response(ev) {
@@ -138,12 +150,12 @@ export class Chat {
   }
 
   /** Show a saved session's messages (its memory). */
-  history(memory) {
+  history(memory, agent) {
     this.clear();
     for (const msg of memory || []) {
       if (msg.role === "user") this.user(msgText(msg));
       else if (msg.role === "assistant") {
-        const bubble = this.assistant("assistant");
+        const bubble = this.assistant(agent || "assistant");
         bubble.element.classList.remove("streaming");
         bubble.text.textContent = msgText(msg);
         for (const block of Array.isArray(msg.content) ? msg.content : []) {

@@ -1,7 +1,7 @@
 // The sessions panel: the caller's sessions of the selected agent; open one (its messages and
 // saved state), delete one (confirmed inside the page), start a new one.
 
-import { h, msgText, pretty, usageText } from "./util.js";
+import { brief, h, msgText, outputText, pretty, usageText } from "./util.js";
 
 export class Sessions {
   /**
@@ -56,7 +56,7 @@ export class Sessions {
         h("div", { class: "session-title", text: s.title || "(untitled)" }),
         h("div", {
           class: "session-meta",
-          text: `${s.session_id.slice(0, 12)} · ${s.runs} runs · ${s.messages} messages · ${usageText(s.usage)}`,
+          text: `${shortId(s.session_id)} · ${s.runs} runs · ${s.messages} messages · ${usageText(s.usage)}`,
         }),
         badges,
         h(
@@ -131,6 +131,14 @@ export class Sessions {
 function summarizeBlocks(msg) {
   if (!Array.isArray(msg.content)) return "";
   return msg.content
-    .map((b) => (b.type === "tool_use" ? `${b.name}(…)` : b.type === "tool_result" ? `${b.name} →` : `[${b.type}]`))
+    .map((b) => {
+      if (b.type === "tool_use") return `${b.name}(${brief(b.input, 60)})`;
+      if (b.type === "tool_result") return `${b.name} → ${brief(outputText(b.output), 60)}`;
+      return `[${b.type}]`;
+    })
     .join(" ");
+}
+
+function shortId(id) {
+  return id.length > 16 ? `${id.slice(0, 12)}…` : id;
 }

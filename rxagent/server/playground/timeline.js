@@ -100,7 +100,7 @@ export class Timeline {
     current.rows.append(row);
     current.count += 1;
     const delta = ev.delta || {};
-    current.text += delta.text || delta.thinking || delta.arguments || "";
+    current.text += delta.text || delta.args || "";
     const tail = current.text.replace(/\s+/g, " ").slice(-70);
     current.summary.textContent = `${current.count} reasoning_chunk rows · …${tail}`;
   }
@@ -206,7 +206,8 @@ export class Timeline {
       }
       case "post_call": {
         const result = ev.result || {};
-        if (result.error || result.ok === false) row.classList.add("is-error");
+        if (result.stop_reason === "interrupted") row.classList.add("is-flagged");
+        else if (result.error || result.ok === false) row.classList.add("is-error");
         const parts = [
           line(`stop: ${result.stop_reason} · ${result.steps ?? ev.step} steps`),
           line(`run total: ${usageText(result.usage)}`, "usage run-total"),
@@ -319,9 +320,9 @@ function line(text, cls = "") {
 function deltaText(delta) {
   if (!delta) return "";
   if (delta.type === "text_delta") return delta.text;
-  if (delta.type === "thinking_delta") return `(thinking) ${delta.thinking}`;
+  if (delta.type === "thinking_delta") return `(thinking) ${delta.text}`;
   if (delta.type === "tool_call_delta") {
-    return `(tool call${delta.name ? ` ${delta.name}` : ""}) ${delta.arguments || ""}`;
+    return `(tool call${delta.name ? ` ${delta.name}` : ""}) ${delta.args || ""}`;
   }
   return brief(delta);
 }
