@@ -6,19 +6,20 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, cast
 
 from rxagent.agent._approval import Decision, check_approval_id
-from rxagent.agent._consume import optional_result
+from rxagent.agent._consume import bounded_events, optional_result
 from rxagent.agent._loop import run_observable
 from rxagent.agent._start import RunArgs, new_run
 from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.state import AgentState, consistent_state, migrate_state
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import AsyncIterator, Iterable, Mapping
 
     from rxagent.agent._agent import ReActAgent
     from rxagent.agent._sessions import SessionRuns
     from rxagent.agent._support import Deps
     from rxagent.context import Principal
+    from rxagent.events import BaseEvent
     from rxagent.models.base import ChatModel, ModelOptions
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
@@ -169,6 +170,74 @@ class AgentSessions:
             principal=principal,
         )
         return await self._run_decision(args, decision)
+
+    def decision_events(
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        session_id: str = "default",
+        principal: Principal | None = None,
+        buffer: int = 256,
+    ) -> AsyncIterator[BaseEvent]:
+        """Decide a parked tool call and iterate the events of the run it resumes.
+
+        `approve()` / `reject()` as a stream, read like `events()`: when this decision completes
+        the batch, the resumed run's events, from its PreCall to its PostCall; while other
+        approvals of the batch wait, the decision is recorded and nothing comes out. A slow
+        consumer slows the run; leaving the loop early cancels it.
+
+        Raises:
+            ApprovalError: When iteration starts, for an id unknown in this session or already
+                decided.
+            SessionBusyError: When iteration starts, while the session has a run in progress.
+
+        Example:
+            ```python
+            import asyncio
+            from rxagent import ReActAgent, tool
+            from rxagent.testing import ScriptedModel, tool_call
+
+
+            @tool(needs_approval=True)
+            def deploy(version: str) -> str:
+                \"\"\"Deploy a version.\"\"\"
+                return f"deployed {version}"
+
+
+            async def main() -> list[str]:
+                model = ScriptedModel([tool_call("deploy", version="1.2"), "Deployed."])
+                agent = ReActAgent("ops", "", model, tools=[deploy])
+                parked = await agent.call("deploy 1.2")
+                (approval_id,) = parked.pending_approvals
+                return [e.type async for e in agent.decision_events(approval_id, True)]
+
+            kinds = asyncio.run(main())
+            assert kinds[0] == "pre_call" and "post_acting" in kinds and kinds[-1] == "post_call"
+            ```
+        """
+        if not isinstance(approved, bool):
+            raise ConfigurationError(
+                f"decision_events(approved=...) takes a bool, got {approved!r}"
+            )
+        if buffer < 1:
+            raise ConfigurationError("decision_events(buffer=...) must be at least 1")
+        if reason is not None and not isinstance(reason, str):
+            raise ConfigurationError(
+                f"decision_events(reason=...) takes a str or None, got {reason!r}"
+            )
+        decision = Decision(
+            check_approval_id(approval_id), approved=approved, reason=None if approved else reason
+        )
+        args = RunArgs(
+            None, session_id, None, None, None, None, None, False, decision=decision,
+            principal=principal,
+        )  # fmt: skip
+        agent = cast("ReActAgent", self)
+        return bounded_events(
+            lambda gate: run_observable(lambda: new_run(agent, args, gate)), buffer
+        )
 
     async def _run_decision(self, args: RunArgs, decision: Decision) -> AgentResult[Any] | None:
         if decision.reason is not None and not isinstance(decision.reason, str):

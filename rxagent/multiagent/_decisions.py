@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any, cast
 import reactivex
 from reactivex import operators as ops
 
-from rxagent.agent._approval import Decision
-from rxagent.agent._consume import optional_result
+from rxagent.agent._approval import Decision, check_approval_id
+from rxagent.agent._consume import bounded_events, optional_result
 from rxagent.agent._nesting import child_session
-from rxagent.errors import ApprovalError
+from rxagent.errors import ApprovalError, ConfigurationError
 from rxagent.multiagent._team_run import TeamRun
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from reactivex import Observable
 
     from rxagent.agent import AgentLike
@@ -73,12 +75,60 @@ class TeamDecisions:
         `path == (*parent_path, name)`) in which the member resumes and the members after it
         run as if it had not parked. Earlier decisions are recorded and complete without events.
         """
-        decision = Decision(approval_id, approved=approved, reason=None if approved else reason)
+        return self._decision(
+            Decision(approval_id, approved=approved, reason=None if approved else reason),
+            session_id,
+            parent_path,
+            principal,
+            None,
+        )
+
+    def decision_events(
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        session_id: str = "default",
+        principal: Principal | None = None,
+        buffer: int = 256,
+    ) -> AsyncIterator[BaseEvent]:
+        """Decide a member's parked call and iterate the events of the team run it resumes.
+
+        `approve()` / `reject()` as a stream (see `ReActAgent.decision_events`): nothing comes
+        out while other approvals of the member's batch wait.
+
+        Raises:
+            ApprovalError: When iteration starts: no member of the session waits for the id.
+            SessionBusyError: When iteration starts, while the session has a team run.
+        """
+        if not isinstance(approved, bool):
+            raise ConfigurationError(
+                f"decision_events(approved=...) takes a bool, got {approved!r}"
+            )
+        if buffer < 1:
+            raise ConfigurationError("decision_events(buffer=...) must be at least 1")
+        decision = Decision(
+            check_approval_id(approval_id), approved=approved, reason=None if approved else reason
+        )
+        return bounded_events(
+            lambda gate: self._decision(decision, session_id, (), principal, gate), buffer
+        )
+
+    def _decision(
+        self,
+        decision: Decision,
+        session_id: str,
+        parent_path: tuple[str, ...],
+        principal: Principal | None,
+        gate: asyncio.Event | None,
+    ) -> Observable[BaseEvent]:
+        approval_id = decision.approval_id
 
         def start(found: tuple[AgentLike, bool]) -> Observable[BaseEvent]:
             member, last = found
             if last:
-                return self._run((), session_id, parent_path, principal, None, (member, decision))
+                return self._run((), session_id, parent_path, principal, gate, (member, decision))
             # the member's batch still waits: the decision is recorded, no team run starts
             team = cast("Orchestrator", self)
             outside = TeamRun(team, (), session_id, (*parent_path, self.name), principal)

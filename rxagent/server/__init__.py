@@ -59,9 +59,12 @@ from rxagent.server._logs import install_log_redaction as install_log_redaction
 from rxagent.server._logs import redact_secrets as redact_secrets
 from rxagent.server._metrics import ServerMetrics as ServerMetrics
 from rxagent.server._openapi import openapi_document as openapi_document
+from rxagent.server._playground import PLAYGROUND_CSP as PLAYGROUND_CSP
 from rxagent.server._runner import AppRunner as AppRunner
 from rxagent.server._runner import JsonErrorHandler as JsonErrorHandler
 from rxagent.server._runs import sse_frame as sse_frame
+from rxagent.server._schemas import AgentInfo as AgentInfo
+from rxagent.server._schemas import AgentList as AgentList
 from rxagent.server._schemas import ApprovalRequest as ApprovalRequest
 from rxagent.server._schemas import ApprovalResponse as ApprovalResponse
 from rxagent.server._schemas import ErrorBody as ErrorBody
@@ -69,13 +72,18 @@ from rxagent.server._schemas import InterruptRequest as InterruptRequest
 from rxagent.server._schemas import InterruptResponse as InterruptResponse
 from rxagent.server._schemas import RunRequest as RunRequest
 from rxagent.server._schemas import SessionInfo as SessionInfo
+from rxagent.server._schemas import SessionList as SessionList
+from rxagent.server._schemas import SessionSummary as SessionSummary
 from rxagent.server._serve import run_server as run_server
 from rxagent.server._serve import serve as serve
 
 __all__ = [
     "ANONYMOUS",
     "OWNER_KEY",
+    "PLAYGROUND_CSP",
     "SERVER_KEY",
+    "AgentInfo",
+    "AgentList",
     "ApiError",
     "AppRunner",
     "ApprovalRequest",
@@ -94,6 +102,8 @@ __all__ = [
     "ServerContext",
     "ServerMetrics",
     "SessionInfo",
+    "SessionList",
+    "SessionSummary",
     "create_app",
     "install_log_redaction",
     "key_id_of",

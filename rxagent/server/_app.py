@@ -13,6 +13,7 @@ from aiohttp import web
 from rxagent._version import __version__
 from rxagent.errors import ApiError, ConfigurationError
 from rxagent.server._auth import AuthSpec, KeyRing
+from rxagent.server._catalog import list_agents
 from rxagent.server._control import serve_control
 from rxagent.server._core import SERVER_KEY, ServerConfig, ServerContext
 from rxagent.server._cors import cors_middleware, cors_on_prepare
@@ -23,12 +24,21 @@ from rxagent.server._metrics import METRICS_CONTENT_TYPE
 from rxagent.server._openai import openapi_paths as openai_paths
 from rxagent.server._openai import setup_openai_routes
 from rxagent.server._openapi import openapi_document
+from rxagent.server._playground import (
+    PLAYGROUND_PATH,
+    playground_file,
+    playground_page,
+    record_changes,
+)
+from rxagent.server._playground import openapi_paths as playground_paths
 from rxagent.server._runs import run_json, run_stream
 from rxagent.server._served import served_kinds
 from rxagent.server._sessions import (
     decide_approval,
+    decide_approval_stream,
     delete_session,
     interrupt_session,
+    list_sessions,
     show_session,
 )
 from rxagent.server._ui import openapi_paths as ui_paths
@@ -237,6 +247,8 @@ def create_app(
     table = _agents_by_name(agents)
     keys = KeyRing.of(auth)
     for agent in table.values():
+        if config.playground:
+            record_changes(agent)
         if store is not None and type(agent.store) is InMemoryStore:
             agent.store = store
         if config.lease_ttl_s is not None:
@@ -250,18 +262,28 @@ def create_app(
     app[_SUBSCRIPTIONS] = []
     app[LOG_REDACTION] = RedactingFilter(_raw_keys(auth))
     app.router.add_get("/", _home)
+    app.router.add_get("/v1/agents", list_agents)
     app.router.add_post("/v1/agents/{name}/runs", run_json)
     app.router.add_post("/v1/agents/{name}/runs:stream", run_stream)
+    app.router.add_get("/v1/sessions", list_sessions)
     app.router.add_get("/v1/sessions/{session_id}", show_session)
     app.router.add_delete("/v1/sessions/{session_id}", delete_session)
     app.router.add_post("/v1/sessions/{session_id}/interrupt", interrupt_session)
+    app.router.add_post(  # before the JSON form, whose {approval_id} would match "id:stream"
+        "/v1/sessions/{session_id}/approvals/{approval_id}:stream", decide_approval_stream
+    )
     app.router.add_post("/v1/sessions/{session_id}/approvals/{approval_id}", decide_approval)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/openapi.json", _openapi)
+    if config.playground:
+        app.router.add_get(PLAYGROUND_PATH, playground_page)
+        app.router.add_get(PLAYGROUND_PATH + "/{file}", playground_file)
     setup_openai_routes(app)
     setup_ui_routes(app)
     extra_paths: dict[str, Any] = {**openai_paths(), **ui_paths()}
+    if config.playground:
+        extra_paths.update(playground_paths())
     document = openapi_document(extra_paths, version=__version__, auth=keys is not None)
     app[_OPENAPI] = json.dumps(document)
     if config.cors_origins:  # CORS is off by default: no per-request work for it then

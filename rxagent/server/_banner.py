@@ -34,20 +34,27 @@ def describe(app: web.Application, url: str) -> str:
         text = describe(create_app(ReActAgent("bot", "", ScriptedModel([])), auth=["k1"]),
                         "http://127.0.0.1:8000")
         assert "agents: bot" in text and "auth: on (1 API key;" in text and "k1" not in text
+        assert "playground: http://127.0.0.1:8000/playground" in text
         ```
     """
     ctx = app.get(SERVER_KEY)
     if ctx is None:
         return ""
     names = ", ".join(ctx.agents)
+    playground = (
+        [f"  playground: {url}/playground (talk to the agents, watch every event)"]
+        if ctx.config.playground
+        else []
+    )
     lines = [
+        *playground,
         f"  page: {url}/ (the routes, linked)",
         f"  agents: {names}",
         f"  runs: POST {url}/v1/agents/{{name}}/runs (JSON), .../runs:stream (SSE), "
         ".../ui (AI SDK)",
         f"  openai: POST {url}/v1/chat/completions (model = agent name)",
-        f"  sessions: {url}/v1/sessions/{{id}} (GET, DELETE; POST .../interrupt, "
-        ".../approvals/{id})",
+        f"  sessions: {url}/v1/sessions?agent={{name}}, {url}/v1/sessions/{{id}} (GET, DELETE; "
+        "POST .../interrupt, .../approvals/{id}[:stream])",
         "  auth: "
         + (
             f"on ({_plural(len(ctx.keys.keys), 'API key')}; send Authorization: Bearer <key>)"

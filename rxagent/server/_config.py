@@ -53,6 +53,11 @@ class ServerConfig:
     ignore it. The server does not authenticate users: the value is the assertion of whoever
     holds the API key, as when an application that signs its users in calls with one key."""
 
+    playground: bool = True
+    """Serve the playground page at `/playground`, and make every served agent record what its
+    hooks change (`record_changes`), which the page shows as diffs. False serves no page and
+    leaves the agents' settings alone."""
+
     def __post_init__(self) -> None:
         check_int("max_body_bytes", self.max_body_bytes, optional=False)
         check_int("max_runs_per_key", self.max_runs_per_key, optional=False)
@@ -70,6 +75,10 @@ class ServerConfig:
         if header is not None and (not isinstance(header, str) or not _TOKEN.fullmatch(header)):
             raise ConfigurationError(
                 f"ServerConfig.user_header must be an HTTP header name or None, got {header!r}"
+            )
+        if not isinstance(self.playground, bool):
+            raise ConfigurationError(
+                f"ServerConfig.playground must be True or False, got {self.playground!r}"
             )
         origins = self.cors_origins
         if isinstance(origins, str) or not all(isinstance(o, str) for o in origins):

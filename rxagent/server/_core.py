@@ -21,12 +21,24 @@ from pydantic import BaseModel, ValidationError
 
 from rxagent.agent._checks import check_input_history
 from rxagent.context import Principal
-from rxagent.errors import ApiError, ErrorCode, InvalidInputError, SessionBusyError
+from rxagent.errors import (
+    ApiError,
+    ApprovalError,
+    ErrorCode,
+    InvalidInputError,
+    SessionBusyError,
+)
 from rxagent.events import ErrorEvent, GuardEvent, PreCallEvent
 from rxagent.messages import Msg
 from rxagent.server._auth import ANONYMOUS, KeyRing, key_of
 from rxagent.server._config import ServerConfig
-from rxagent.server._errors import busy, check_json_type, invalid_body, too_large
+from rxagent.server._errors import (
+    busy,
+    check_json_type,
+    invalid_body,
+    no_approval,
+    too_large,
+)
 from rxagent.server._metrics import RunObserver, ServerMetrics
 from rxagent.server._public import PublicErrors
 from rxagent.server._pump import Batches, Heartbeat, RunEvents
@@ -36,9 +48,10 @@ from rxagent.telemetry import remote_parent
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
 
-    from rxagent.events import AgentEvent
+    from rxagent.events import AgentEvent, BaseEvent
     from rxagent.models.base import ModelOptions
     from rxagent.result import AgentResult
+    from rxagent.server._schemas import ApprovalRequest
     from rxagent.server._served import ServedAgent
 
 __all__ = [
@@ -308,30 +321,80 @@ class ServerContext(SessionLookup):
                     inputs, session_id=session_id, options=options, principal=principal
                 )
             assert session_id is not None
-            observer = RunObserver(self.metrics, agent.name, agent.toolkit)
-            with remote_parent(request.headers):  # the run continues the caller's trace
-                events = RunEvents(source, PublicErrors(observer))
-            handle: RunHandle | None = None
-            try:
-                try:
-                    first = await events.start()
-                except SessionBusyError:
-                    raise busy(session_id) from None
-                if self.shutting_down:  # shutdown began while the run started
-                    agent.interrupt(session_id, "the server is shutting down")
-                handle = RunHandle(
-                    session_id, events, agent=agent.name, run_id=first.run_id, observer=observer
-                )
-                if agent.guards is not None and agent.guards.watches("input"):
-                    await _refuse_rate_limited(events)
+            async with self._started(request, agent, session_id, source, ephemeral) as handle:
+                assert handle is not None  # a run always starts with its PreCall
                 yield handle
-            finally:  # shielded: a cancelled handler still leaves the session consistent
-                cleanup = asyncio.ensure_future(
-                    self._end_run(agent, events, observer, handle, ephemeral=ephemeral)
-                )
-                self._cleanups.add(cleanup)
-                cleanup.add_done_callback(self._cleanups.discard)
-                await asyncio.shield(cleanup)
+
+    @asynccontextmanager
+    async def open_decision(
+        self,
+        request: web.Request,
+        principal: Principal,
+        agent: ServedAgent,
+        session_id: str,
+        decision: ApprovalRequest,
+        approval_id: str,
+    ) -> AsyncIterator[RunHandle | None]:
+        """Decide a parked tool call of a session; yield the handle of the run it resumes.
+
+        The caller has found the session among the principal's (`find_session`). The handle is
+        None when other approvals of the batch still wait: the decision is recorded and no run
+        starts. Otherwise as `open_run`: limits, metrics, shutdown and a client that leaves.
+
+        Raises:
+            ApiError: 404 `approval_not_found`, 409, 429, 503.
+        """
+        source = agent.decision_events(
+            approval_id,
+            decision.approved,
+            decision.reason,
+            session_id=session_id,
+            principal=principal,
+        )
+        async with self.track(principal, agent, session_id):
+            try:
+                async with self._started(request, agent, session_id, source, False) as handle:
+                    yield handle
+            except ApprovalError:
+                raise no_approval(approval_id) from None
+
+    @asynccontextmanager
+    async def _started(
+        self,
+        request: web.Request,
+        agent: ServedAgent,
+        session_id: str,
+        source: AsyncIterator[BaseEvent],
+        ephemeral: bool,
+    ) -> AsyncIterator[RunHandle | None]:
+        """Start reading `source`; yield its handle (None when it ended without an event)."""
+        observer = RunObserver(self.metrics, agent.name, agent.toolkit)
+        with remote_parent(request.headers):  # the run continues the caller's trace
+            events = RunEvents(source, PublicErrors(observer))
+        handle: RunHandle | None = None
+        try:
+            try:
+                first = await events.start()
+            except SessionBusyError:
+                raise busy(session_id) from None
+            if first is None:
+                yield None
+                return
+            if self.shutting_down:  # shutdown began while the run started
+                agent.interrupt(session_id, "the server is shutting down")
+            handle = RunHandle(
+                session_id, events, agent=agent.name, run_id=first.run_id, observer=observer
+            )
+            if agent.guards is not None and agent.guards.watches("input"):
+                await _refuse_rate_limited(events)
+            yield handle
+        finally:  # shielded: a cancelled handler still leaves the session consistent
+            cleanup = asyncio.ensure_future(
+                self._end_run(agent, events, observer, handle, ephemeral=ephemeral)
+            )
+            self._cleanups.add(cleanup)
+            cleanup.add_done_callback(self._cleanups.discard)
+            await asyncio.shield(cleanup)
 
     async def _end_run(
         self,

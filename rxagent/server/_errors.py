@@ -24,6 +24,7 @@ __all__ = [
     "clip",
     "error_response",
     "invalid_body",
+    "no_approval",
     "no_session",
     "server_failure",
     "too_large",
@@ -136,3 +137,13 @@ def invalid_body(exc: ValidationError) -> ApiError:
         return ApiError(422, "invalid_body", "the body must be a JSON object")
     described = "; ".join(f"{_field_of(e['loc']) or 'body'}: {e['msg']}" for e in errors[:5])
     return ApiError(422, "invalid_body", described, field=_field_of(first["loc"]))
+
+
+def no_approval(approval_id: str) -> ApiError:
+    """404 `approval_not_found`: the session waits for no such approval."""
+    return ApiError(
+        404,
+        "approval_not_found",
+        f"no pending approval {approval_id!r} in this session (unknown, or already decided)",
+        field="approval_id",
+    )

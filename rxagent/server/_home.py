@@ -13,13 +13,16 @@ if TYPE_CHECKING:
 __all__ = ["home", "home_page"]
 
 _ROUTES: Final = (
+    ("GET", "/v1/agents", "the agents and teams served"),
     ("POST", "/v1/agents/{name}/runs", "run an agent to the end (JSON)"),
     ("POST", "/v1/agents/{name}/runs:stream", "run an agent, its events as SSE"),
     ("POST", "/v1/agents/{name}/ui", "the Vercel AI SDK UI message stream"),
     ("POST", "/v1/chat/completions", "OpenAI-compatible chat completions (model = agent)"),
+    ("GET", "/v1/sessions?agent={name}", "your sessions of an agent"),
     ("GET", "/v1/sessions/{id}", "a session's saved state (DELETE removes it)"),
     ("POST", "/v1/sessions/{id}/interrupt", "stop a session's run"),
     ("POST", "/v1/sessions/{id}/approvals/{approval_id}", "approve or reject a tool call"),
+    ("POST", "/v1/sessions/{id}/approvals/{approval_id}:stream", "decide, stream the resumed run"),
 )
 _LINKS: Final = (
     ("/openapi.json", "the OpenAPI 3.1 document"),
@@ -28,7 +31,7 @@ _LINKS: Final = (
 )
 
 
-def home_page(*, auth: bool) -> str:
+def home_page(*, auth: bool, playground: bool = False) -> str:
     """The page: the routes, links to the documents a browser can open, and the docs.
 
     It names no agent, key or store, so it may be served without a bearer token.
@@ -37,8 +40,9 @@ def home_page(*, auth: bool) -> str:
         ```python
         from rxagent.server._home import home_page
 
-        page = home_page(auth=True)
+        page = home_page(auth=True, playground=True)
         assert page.startswith("<!doctype html>") and 'href="/openapi.json"' in page
+        assert 'href="/playground"' in page
         assert "<script" not in page
         ```
     """
@@ -55,12 +59,19 @@ def home_page(*, auth: bool) -> str:
         if auth
         else "Auth is off: every request is accepted."
     )
+    try_it = (
+        '<p><a href="/playground">Open the playground</a>: talk to the agents and watch every '
+        "event of their runs.</p>"
+        if playground
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>rxagent server</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}}
 td{{padding:.2rem .6rem;vertical-align:top}}code{{font-size:.95em}}</style></head>
 <body>
 <h1>rxagent server</h1>
+{try_it}
 <p>{access}</p>
 <h2>Routes</h2>
 <table>
@@ -79,7 +90,7 @@ shows every page)</li>
 async def home(request: web.Request, ctx: ServerContext) -> web.Response:
     """Answer `GET /` with the page (no auth: it holds nothing secret)."""
     return web.Response(
-        text=home_page(auth=ctx.keys is not None),
+        text=home_page(auth=ctx.keys is not None, playground=ctx.config.playground),
         content_type="text/html",
         headers={"Cache-Control": "no-cache"},
     )

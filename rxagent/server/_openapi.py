@@ -11,6 +11,7 @@ from pydantic.json_schema import models_json_schema
 from rxagent.result import AgentResult
 from rxagent.server._schemas import (
     SESSION_ID_PATTERN,
+    AgentList,
     ApprovalRequest,
     ApprovalResponse,
     ErrorBody,
@@ -18,6 +19,7 @@ from rxagent.server._schemas import (
     InterruptResponse,
     RunRequest,
     SessionInfo,
+    SessionList,
 )
 
 if TYPE_CHECKING:
@@ -46,7 +48,15 @@ ERROR_RESPONSES: Final[dict[int, str]] = {
 @cache
 def _components() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     inputs = (RunRequest, InterruptRequest, ApprovalRequest)
-    outputs = (AgentResult[Any], ApprovalResponse, SessionInfo, InterruptResponse, ErrorBody)
+    outputs = (
+        AgentResult[Any],
+        ApprovalResponse,
+        SessionInfo,
+        SessionList,
+        AgentList,
+        InterruptResponse,
+        ErrorBody,
+    )
     keys, top = models_json_schema(
         [(m, "validation") for m in inputs] + [(m, "serialization") for m in outputs],
         ref_template=_REF,
@@ -85,6 +95,20 @@ def _params(*names: str) -> list[dict[str, Any]]:
             "description": "The agent's name, when several agents have a session with this id.",
             "schema": {"type": "string"},
         },
+        "list_agent": {
+            "name": "agent",
+            "in": "query",
+            "required": False,
+            "description": "The agent whose sessions to list (optional when one agent is served).",
+            "schema": {"type": "string"},
+        },
+        "limit": {
+            "name": "limit",
+            "in": "query",
+            "required": False,
+            "description": "The most sessions to list.",
+            "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+        },
     }
     return [known[n] for n in names]
 
@@ -104,6 +128,16 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                         "description": "The page (no scripts, no external assets).",
                         "content": {"text/html": {"schema": {"type": "string"}}},
                     }
+                },
+            }
+        },
+        "/v1/agents": {
+            "get": {
+                "operationId": "listAgents",
+                "summary": "The agents and teams the server serves",
+                "responses": {
+                    "200": _json(refs["AgentList"], "The agents, by route name."),
+                    **_errors(refs, (400, 401)),
                 },
             }
         },
@@ -131,6 +165,17 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                         "content": {"text/event-stream": stream},
                     },
                     **_errors(refs, (400, 401, 404, 409, 413, 415, 422, 429)),
+                },
+            }
+        },
+        "/v1/sessions": {
+            "get": {
+                "operationId": "listSessions",
+                "summary": "The caller's sessions of an agent",
+                "parameters": _params("list_agent", "limit"),
+                "responses": {
+                    "200": _json(refs["SessionList"], "The sessions, by id."),
+                    **_errors(refs, (400, 401, 404, 422)),
                 },
             }
         },
@@ -180,6 +225,25 @@ def _core_paths(refs: Mapping[str, Any]) -> dict[str, Any]:
                 },
                 "responses": {
                     "200": _json(refs["ApprovalResponse"], "The decision (and resumed result)."),
+                    **_errors(refs, (400, 401, 404, 409, 413, 415, 422, 429)),
+                },
+            }
+        },
+        "/v1/sessions/{session_id}/approvals/{approval_id}:stream": {
+            "post": {
+                "operationId": "decideApprovalStream",
+                "summary": "Approve or reject a parked tool call; stream the resumed run as SSE",
+                "parameters": [*_params("session_id", "approval_id"), *_params("agent")],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": refs["ApprovalRequest"]}},
+                },
+                "responses": {
+                    "200": {
+                        "description": "The resumed run's events, one SSE frame each, ending "
+                        "with `post_call`; no frame while other approvals of the batch wait.",
+                        "content": {"text/event-stream": stream},
+                    },
                     **_errors(refs, (400, 401, 404, 409, 413, 415, 422, 429)),
                 },
             }

@@ -64,8 +64,10 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             if aclose is not None:  # disposes the run when the pump was cancelled mid-way
                 await aclose()
 
-    async def start(self) -> BaseEvent:
+    async def start(self) -> BaseEvent | None:
         """Wait for the first event (PreCall), raising what stopped the run from starting.
+
+        None when the events ended without one (a decision that resumes no run yet).
 
         Raises:
             SessionBusyError: When the session has a run here or in another process.
@@ -75,7 +77,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             self._done = True
             if item.error is not None:
                 raise item.error
-            raise RuntimeError("the run ended before its first event")  # pragma: no cover
+            return None
         self._ahead.append(item)
         return item
 

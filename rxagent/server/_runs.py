@@ -17,7 +17,14 @@ if TYPE_CHECKING:
     from rxagent.events import BaseEvent
     from rxagent.server._core import RunHandle
 
-__all__ = ["KEEPALIVE_FRAME", "SSE_HEADERS", "run_json", "run_stream", "sse_frame"]
+__all__ = [
+    "KEEPALIVE_FRAME",
+    "SSE_HEADERS",
+    "run_json",
+    "run_stream",
+    "sse_frame",
+    "stream_events",
+]
 
 SSE_HEADERS: Final = {
     "Content-Type": "text/event-stream; charset=utf-8",
@@ -80,29 +87,40 @@ async def run_stream(request: web.Request) -> web.StreamResponse:
     agent = ctx.agent(request.match_info["name"])
     body = await ctx.parse_body(request, RunRequest)
     async with ctx.open_run(request, principal, agent, body.input, body.session_id) as handle:
-        response = web.StreamResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
-        await response.prepare(request)
-        last: BaseEvent | None = None
+        return await stream_events(request, handle, ctx.config.keepalive_s)
+
+
+async def stream_events(
+    request: web.Request, handle: RunHandle, keepalive_s: float
+) -> web.StreamResponse:
+    """Answer the run of `handle` as SSE: one frame per event, keep-alive comments in between.
+
+    Call it inside the block that opened the run: returning early (the client left) leaves the
+    block, which cancels the run.
+    """
+    response = web.StreamResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
+    await response.prepare(request)
+    last: BaseEvent | None = None
+    try:
+        async for batch in handle.batches(keepalive_s):
+            if request.transport is None or request.transport.is_closing():
+                return response  # the client left: leaving the block cancels the run
+            if not batch:
+                await response.write(KEEPALIVE_FRAME)
+                continue
+            frames = [sse_frame(e) for e in batch]
+            last = batch[-1]
+            await response.write(frames[0] if len(frames) == 1 else b"".join(frames))
+    except ConnectionResetError:  # the client left while we wrote
+        return response
+    except Exception as exc:  # the stream broke off: end it with a typed error event
+        failure = server_failure(exc, f"the event stream of agent {handle.agent!r}")
         try:
-            async for batch in handle.batches(ctx.config.keepalive_s):
-                if request.transport is None or request.transport.is_closing():
-                    return response  # the client left: leaving the block cancels the run
-                if not batch:
-                    await response.write(KEEPALIVE_FRAME)
-                    continue
-                frames = [sse_frame(e) for e in batch]
-                last = batch[-1]
-                await response.write(frames[0] if len(frames) == 1 else b"".join(frames))
-        except ConnectionResetError:  # the client left while we wrote
+            await response.write(sse_frame(_failure_event(handle, last, failure.message)))
+        except ConnectionResetError:
             return response
-        except Exception as exc:  # the stream broke off: end it with a typed error event
-            failure = server_failure(exc, f"the event stream of agent {agent.name!r}")
-            try:
-                await response.write(sse_frame(_failure_event(handle, last, failure.message)))
-            except ConnectionResetError:
-                return response
-        with contextlib.suppress(ConnectionResetError):  # the client left as the run ended
-            await response.write_eof()
+    with contextlib.suppress(ConnectionResetError):  # the client left as the run ended
+        await response.write_eof()
     return response
 
 

@@ -7,11 +7,14 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from rxagent.messages import Msg
+from rxagent.models.base import Usage
 from rxagent.result import AgentResult
 from rxagent.state import AgentState
 
 __all__ = [
     "SESSION_ID_PATTERN",
+    "AgentInfo",
+    "AgentList",
     "ApprovalRequest",
     "ApprovalResponse",
     "ErrorBody",
@@ -21,6 +24,8 @@ __all__ = [
     "RunInput",
     "RunRequest",
     "SessionInfo",
+    "SessionList",
+    "SessionSummary",
 ]
 
 SESSION_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
@@ -180,6 +185,92 @@ class SessionInfo(BaseModel):
     """Whether a run is in progress, in this process or another."""
     state: AgentState
     """The saved state: memory, pending approvals, counters, usage, extra."""
+
+
+class SessionSummary(BaseModel):
+    """One session in `GET /v1/sessions`: enough to list it, without its messages."""
+
+    model_config = _FROZEN
+
+    session_id: str
+    """The session."""
+    agent: str
+    """The agent's route name."""
+    version: int
+    """The state's optimistic version (every save increments it)."""
+    running: bool
+    """Whether a run is in progress, in this process or another."""
+    messages: int
+    """How many messages its memory holds."""
+    runs: int
+    """How many runs it has had."""
+    pending_approvals: tuple[str, ...]
+    """The approval ids its parked tool calls wait for."""
+    usage: Usage
+    """What its runs cost, summed."""
+    title: str
+    """The start of its first user message (at most 80 characters), or empty."""
+
+
+class SessionList(BaseModel):
+    """The answer of `GET /v1/sessions?agent=NAME`: the caller's sessions of that agent.
+
+    Example:
+        ```python
+        from rxagent.server import SessionList
+
+        listed = SessionList.model_validate({"agent": "bot", "sessions": [], "truncated": False})
+        assert listed.sessions == ()
+        ```
+    """
+
+    model_config = _FROZEN
+
+    agent: str
+    """The agent's route name."""
+    sessions: tuple[SessionSummary, ...]
+    """The sessions, by id."""
+    truncated: bool
+    """True when the store holds more sessions than `limit` (ask for a larger `limit`)."""
+
+
+class AgentInfo(BaseModel):
+    """One agent (or team) the server serves, as `GET /v1/agents` describes it."""
+
+    model_config = _FROZEN
+
+    name: str
+    """The route name (`/v1/agents/{name}/...`)."""
+    kind: Literal["agent", "team"]
+    """A `ReActAgent`, or a team of `rxagent.multiagent`."""
+    description: str
+    """The agent's system prompt, or the team's kind and members."""
+    model: str | None
+    """The model's name (None for a team)."""
+    tools: tuple[str, ...]
+    """The names of its tools."""
+    members: tuple[str, ...]
+    """A team's members, in order (empty for an agent)."""
+    record_changes: bool
+    """Whether its events carry `changes` (what each hook changed)."""
+
+
+class AgentList(BaseModel):
+    """The answer of `GET /v1/agents`.
+
+    Example:
+        ```python
+        from rxagent.server import AgentList
+
+        listed = AgentList.model_validate({"agents": []})
+        assert listed.agents == ()
+        ```
+    """
+
+    model_config = _FROZEN
+
+    agents: tuple[AgentInfo, ...]
+    """The agents, by route name."""
 
 
 class ErrorDetail(BaseModel):

@@ -8,7 +8,7 @@ from typing import Any
 from server_helpers import parse_sse, serving  # type: ignore[import-not-found]
 
 from rxagent import EVENT_ADAPTER, Msg, PreActingEvent, PreReasoningEvent, ReActAgent, hook, tool
-from rxagent.server import create_app
+from rxagent.server import ServerConfig, create_app
 from rxagent.testing import ScriptedModel, tool_call
 
 
@@ -40,8 +40,10 @@ def agent(*, record: bool) -> ReActAgent:
     return ReActAgent("bot", "", model, tools=[search], hooks=hooks, record_changes=record)
 
 
-async def stream(served: ReActAgent) -> list[tuple[str, dict[str, Any]]]:
-    async with serving(create_app(served)) as client:
+async def stream(
+    served: ReActAgent, config: ServerConfig | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    async with serving(create_app(served, config=config)) as client:
         response = await client.post("/v1/agents/bot/runs:stream", json={"input": "cats?"})
         assert response.status == 200
         frames: list[tuple[str, dict[str, Any]]] = parse_sse(await response.text())
@@ -65,10 +67,19 @@ async def test_sse_frames_carry_the_changes_a_client_can_diff():
         assert event.undo_changes().changes == ()
 
 
-async def test_without_recording_the_frames_have_empty_changes():
-    frames = await stream(agent(record=False))
+async def test_without_the_playground_the_agents_setting_holds():
+    served = agent(record=False)
+    frames = await stream(served, ServerConfig(playground=False))
+    assert served.record_changes is False
     assert all(data["changes"] == [] for _, data in frames)
     assert any(data["modified_by"] for _, data in frames)
+
+
+async def test_the_playground_makes_served_agents_record_changes():
+    served = agent(record=False)
+    frames = await stream(served)
+    assert served.record_changes is True
+    assert {kind for kind, data in frames if data["changes"]} == {"pre_reasoning", "pre_acting"}
 
 
 async def test_the_ui_stream_works_with_recording_on():

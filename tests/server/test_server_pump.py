@@ -35,7 +35,9 @@ def _names(batch: Sequence[BaseEvent] | None) -> list[str]:
 async def test_batches_hold_what_is_queued_then_an_empty_batch_then_the_end() -> None:
     gate = asyncio.Event()
     events = RunEvents(_source(gate, 3, 2), lambda e: None)
-    assert (await events.start()).type == "pre_call"
+    first = await events.start()
+    assert first is not None
+    assert first.type == "pre_call"
     await asyncio.sleep(0)  # let the pump queue what it has
     while events._queue.qsize() < 3:
         await asyncio.sleep(0)
