@@ -22,6 +22,7 @@ from rxagent._demo import DemoModel, calculator, cite_tool_results, search_docs,
 from rxagent._demo._agent import SYSTEM_PROMPT
 from rxagent.demo import build_demo_agent
 from rxagent.messages import Msg
+from rxagent.multiagent import SequentialPipeline
 from rxagent.server import create_app
 from rxagent.testing import FunctionModel, text, tool_call
 
@@ -93,8 +94,17 @@ def _lead_model(messages: list[Msg], tools: list[ToolSchema], options: ModelOpti
     return tool_call("helper", input=messages[-1].text)
 
 
-def playground_agents(*, delay: float = 0.2) -> list[ReActAgent]:
-    """The served agents: `demo`, `ops` (approval), `slow` (paced demo model), `lead` (team)."""
+def _writer_model(messages: list[Msg], tools: list[ToolSchema], options: ModelOptions) -> Any:
+    return f"Draft: {messages[-1].text}"
+
+
+def _editor_model(messages: list[Msg], tools: list[ToolSchema], options: ModelOptions) -> Any:
+    return f"Edited. {messages[-1].text}"
+
+
+def playground_agents(*, delay: float = 0.2) -> list[ReActAgent | SequentialPipeline]:
+    """The served agents: `demo`, `ops` (approval), `slow` (paced demo model), `lead` (an agent
+    calling another as a tool) and `crew` (a pipeline of two agents)."""
     demo = build_demo_agent()
     ops = ReActAgent(
         "ops", "You deploy services.", FunctionModel(_ops_model, name="ops-model"), tools=[deploy]
@@ -113,10 +123,14 @@ def playground_agents(*, delay: float = 0.2) -> list[ReActAgent]:
         FunctionModel(_lead_model, name="lead-model"),
         tools=[helper.as_tool(description="Ask the helper.")],
     )
-    agents = [demo, ops, slow, lead]
-    for agent in agents:
-        agent.record_changes = True
-    return agents
+    crew = SequentialPipeline(
+        [
+            ReActAgent("writer", "You write.", FunctionModel(_writer_model, name="writer-model")),
+            ReActAgent("editor", "You edit.", FunctionModel(_editor_model, name="editor-model")),
+        ],
+        name="crew",
+    )
+    return [demo, ops, slow, lead, crew]
 
 
 class PlaygroundServer:
@@ -125,13 +139,10 @@ class PlaygroundServer:
     Use it as a context manager; `url` is the base URL (no trailing slash).
     """
 
-    def __init__(self, agents: Sequence[ReActAgent], *, auth: list[str] | None = None) -> None:
+    def __init__(
+        self, agents: Sequence[ReActAgent | SequentialPipeline], *, auth: list[str] | None = None
+    ) -> None:
         self.app = create_app(list(agents), auth=auth)
-        from playground_interim_routes import (  # type: ignore[import-not-found]
-            add_missing_routes,
-        )
-
-        add_missing_routes(self.app)
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None

@@ -196,6 +196,16 @@ def test_nested_runs_are_indented_by_path_depth(server, page):
     expect(page.locator("#messages .msg-assistant.final")).to_contain_text("all done")
 
 
+def test_a_team_shows_its_members_runs_nested(server, page):
+    page.goto(link(server, "crew", "a haiku"))
+    finished(page, path="crew")
+    expect(page.locator("#agent-info")).to_contain_text("team")
+    expect(page.locator("#agent-info")).to_contain_text("members: writer, editor")
+    expect(rows(page, "post_call", "crew/writer")).to_have_count(1)
+    expect(rows(page, "post_call", "crew/editor")).to_have_count(1)
+    expect(page.locator("#messages .msg-assistant.final")).to_contain_text("Edited. Draft: a haiku")
+
+
 def test_usage_and_cost_per_step_and_per_run(server, page):
     page.goto(link(server, "demo", DEMO_QUESTION))
     finished(page)
