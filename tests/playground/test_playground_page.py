@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
 from collections.abc import Iterator
@@ -19,6 +20,25 @@ from playground_harness import (  # type: ignore[import-not-found]
 )
 
 from rxagent.demo import DEMO_QUESTION
+from rxagent.errors import ErrorCode
+from rxagent.events import (
+    EVENT_ADAPTER,
+    ActingChunkEvent,
+    ContextTrimmedEvent,
+    CustomEvent,
+    ErrorEvent,
+    FallbackEvent,
+    GuardEvent,
+    GuardVerdict,
+    HandoffEvent,
+    Hit,
+    InterruptedEvent,
+    PostActingEvent,
+    PreCallEvent,
+    RetrievalEvent,
+    RetryEvent,
+)
+from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
 
 browser_or_skip()
 
@@ -216,3 +236,100 @@ def test_usage_and_cost_per_step_and_per_run(server, page):
     expect(page.locator("#summary .run-usage")).to_contain_text(figures)
     expect(rows(page, "post_reasoning").first.locator(".duration")).to_contain_text("model call")
     expect(rows(page, "post_acting").first.locator(".duration")).to_contain_text(" ms")
+
+
+def synthetic_events() -> list[Any]:
+    """One event of each kind the test agents do not emit, as the server serializes them."""
+    common: dict[str, Any] = {"run_id": "r1", "session_id": "s1", "agent": "bot", "path": ["bot"]}
+    call = ToolUseBlock(id="c1", name="fetch", input={"url": "https://example.com"})
+    events: list[Any] = [
+        PreCallEvent(input=[Msg.user("hi")], seq=0, **common),
+        RetryEvent(
+            attempt=2,
+            delay_s=0.5,
+            code=ErrorCode.RATE_LIMITED,
+            message="slow down",
+            seq=1,
+            **common,
+        ),
+        FallbackEvent(from_model="big", to_model="small", code=ErrorCode.TIMEOUT, seq=2, **common),
+        ContextTrimmedEvent(
+            dropped=("m1", "m2"),
+            truncated=("m3",),
+            tokens_before=9000,
+            tokens_after=3000,
+            budget=4000,
+            seq=3,
+            **common,
+        ),
+        RetrievalEvent(
+            query="tides",
+            hits=(Hit(id="d1", text="Tides follow the moon.", score=0.9),),
+            tokens=12,
+            seq=4,
+            **common,
+        ),
+        GuardEvent(
+            stage="injection",
+            action="flag",
+            target="tool_result",
+            verdict=GuardVerdict(
+                flagged=True, score=0.97, reasons=("role tag",), stage="injection"
+            ),
+            seq=5,
+            **common,
+        ),
+        ActingChunkEvent(
+            tool_call_id="c1", tool_name="fetch", chunk={"done": 0.5}, seq=6, **common
+        ),
+        ErrorEvent(code=ErrorCode.TOOL_ERROR, message="boom", source="tool:fetch", seq=7, **common),
+        HandoffEvent(from_agent="bot", to_agent="billing", reason="money", seq=8, **common),
+        CustomEvent(name="progress", data={"pct": 40}, seq=9, **common),
+        InterruptedEvent(checkpoint="after_tool", reason="Stop.", seq=10, **common),
+        PostActingEvent(
+            tool_call=call,
+            result=ToolResultBlock(id="c1", name="fetch", output="404", is_error=True),
+            seq=11,
+            duration_ms=12.5,
+            modified_by=("redact",),
+            **common,
+        ),
+    ]
+    return [json.loads(EVENT_ADAPTER.dump_json(e)) for e in events]
+
+
+def test_every_kind_of_event_gets_a_readable_row(server, page):
+    watch = PageWatch(page)
+    page.goto(link(server, "demo"))
+    expect(page.locator("#agent")).to_have_value("demo")
+    page.evaluate(
+        """async (events) => {
+            const { Timeline } = await import("/playground/timeline.js");
+            const list = document.querySelector("#timeline");
+            const timeline = new Timeline(list);
+            for (const ev of events) timeline.add(ev);
+        }""",
+        synthetic_events(),
+    )
+    expected = {
+        "retry": "attempt 2",
+        "fallback": "big → small after TIMEOUT",
+        "context_trimmed": "2 dropped · 1 truncated",
+        "retrieval": "Tides follow the moon.",
+        "guard": "injection → flag on tool_result (score 0.97)",
+        "acting_chunk": '"done":0.5',
+        "error": "boom",
+        "handoff": "bot → billing: money",
+        "custom": "progress",
+        "interrupted": "at after_tool: Stop.",
+        "post_acting": "404",
+    }
+    for kind, text in expected.items():
+        expect(rows(page, kind)).to_contain_text(text)
+    expect(rows(page, "context_trimmed")).to_contain_text("tokens 9000 → 3000 (budget 4000)")
+    expect(rows(page, "error")).to_have_class(re.compile(r"\bis-error\b"))
+    failed = rows(page, "post_acting")
+    expect(failed).to_have_class(re.compile(r"\bis-error\b"))
+    failed.locator(".changes-summary").click()
+    expect(failed.locator(".no-changes")).to_contain_text("does not record changes")
+    assert watch.all() == []
