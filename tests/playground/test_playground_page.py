@@ -179,6 +179,13 @@ def test_the_sessions_panel_lists_opens_and_deletes(server, page):
     finished(page)
     item = page.locator('#sessions li.session[data-session-id="panel-1"]')
     expect(item).to_contain_text("What is 2 + 2?")
+    expect(item).to_contain_text("1 runs")
+    # a deep link with session= continues it: its messages first, then the new run
+    page.goto(link(server, "demo", "What is 6 * 7?", session="panel-1"))
+    finished(page)
+    expect(page.locator("#messages")).to_contain_text("2 + 2 = 4")
+    expect(page.locator("#messages .msg-assistant.final")).to_contain_text("6 * 7 = 42")
+    expect(item).to_contain_text("2 runs")
     expect(item).to_have_attribute("aria-current", "true")
     item.locator("button.open-session").click()
     view = page.locator("#session-view")

@@ -167,16 +167,20 @@ class App {
     this.updateUrl();
   }
 
-  followLink() {
+  /** Follow the deep link once: `session` continues that session, `q` is sent at once. */
+  async followLink() {
     const { q, session } = this.link;
     this.link.q = null;
+    this.link.session = null;
     if (session) {
       this.sessionId = session;
       this.sessions.setCurrent(session);
-      this.link.session = null;
       this.showSession();
+      this.updateUrl();
+      const listed = await this.sessions.refresh(this.agent);
+      if (listed && listed.some((s) => s.session_id === session)) await this.sessions.open(session);
     }
-    if (q) this.send(q);
+    if (q) await this.send(q);
   }
 
   updateUrl() {
@@ -232,6 +236,8 @@ class App {
     this.running = running;
     $("#interrupt").hidden = !running;
     $("#send").disabled = running;
+    $("#agent").disabled = running;
+    $("#new-session").disabled = running;
     document.body.classList.toggle("is-running", running);
   }
 
@@ -252,7 +258,8 @@ class App {
     }
     this.chat.note(`${approved ? "Approved" : "Rejected"} ${ev.tool_call.name}${reason ? `: ${reason}` : ""}.`);
     const count = await this.stream(
-      (handlers) => this.api.decide(ev.session_id, this.agent, ev.approval_id, approved, reason, handlers),
+      (handlers) =>
+        this.api.decide(this.sessionId || ev.session_id, this.agent, ev.approval_id, approved, reason, handlers),
       approved ? "Approved; the run resumes…" : "Rejected; the run resumes…",
     );
     if (count === null) {

@@ -24,8 +24,10 @@ export class Sessions {
     try {
       const { sessions } = await this.api.sessions(agent);
       this.render(sessions);
+      return sessions;
     } catch (error) {
       this.handlers.onError(error);
+      return null;
     }
   }
 
