@@ -19,6 +19,7 @@ export class Timeline {
   reset() {
     this.list.replaceChildren();
     this.groups = new Map();
+    this.latest = new Map();
     this.reasoningStarts = new Map();
     this.eventOf = new WeakMap();
     this.origin = null;
@@ -64,7 +65,14 @@ export class Timeline {
       events,
     );
     element.style.setProperty("--depth", String(path.length - 1));
-    this.list.append(element);
+    // a nested run's steps go inside the step of the run that started it, where they happened
+    const parent = path.length > 1 ? this.latest.get(path.slice(0, -1).join("/")) : undefined;
+    if (parent) {
+      element.classList.add("nested");
+      parent.events.append(element);
+    } else {
+      this.list.append(element);
+    }
     const totals = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost: 0 };
     group = {
       element,
@@ -80,6 +88,7 @@ export class Timeline {
       },
     };
     this.groups.set(key, group);
+    this.latest.set(path.join("/"), group);
     return group;
   }
 
