@@ -340,3 +340,25 @@ def test_every_kind_of_event_gets_a_readable_row(server, page):
     failed.locator(".changes-summary").click()
     expect(failed.locator(".no-changes")).to_contain_text("does not record changes")
     assert watch.all() == []
+
+
+def test_the_line_diff_and_the_sse_frame_parser(server, page):
+    page.goto(link(server, "demo"))
+    expect(page.locator("#agent")).to_have_value("demo")
+    found = page.evaluate(
+        """async () => {
+            const { lineDiff } = await import("/playground/diff.js");
+            const { parseFrame } = await import("/playground/api.js");
+            const ops = lineDiff(["a", "b", "c", "d"], ["a", "x", "c", "d", "e"]);
+            return {
+                diff: ops.map((o) => o.op + o.line),
+                same: lineDiff(["a"], ["a"]).map((o) => o.op + o.line),
+                frame: parseFrame('event: custom\\r\\ndata: {"type":"custom",\\ndata: "seq":3}'),
+                comment: parseFrame(": keep-alive"),
+            };
+        }"""
+    )
+    assert found["diff"] == [" a", "-b", "+x", " c", " d", "+e"]
+    assert found["same"] == [" a"]
+    assert found["frame"] == {"type": "custom", "seq": 3}
+    assert found["comment"] is None

@@ -74,7 +74,10 @@ class App {
       this.askKey("The server asks for an API key.");
       return;
     }
-    const text = error instanceof ApiError ? `${error.status} ${error.code}: ${error.message}` : String(error.message || error);
+    const text =
+      error instanceof ApiError
+        ? `${error.status} ${error.code}: ${error.message}`
+        : String(error.message || error);
     this.status(text, "error");
   }
 
@@ -131,7 +134,9 @@ class App {
       answer = await this.api.agents();
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) {
-        this.askKey(this.api.key ? `The key was refused: ${error.message}` : "This server needs an API key.");
+        this.askKey(
+          this.api.key ? `The key was refused: ${error.message}` : "This server needs an API key.",
+        );
         this.showKeyStatus();
         return false;
       }
@@ -144,7 +149,8 @@ class App {
     this.showKeyStatus();
     const select = $("#agent");
     select.replaceChildren(...this.agents.map((a) => h("option", { value: a.name, text: a.name })));
-    const wanted = this.agents.find((a) => a.name === (this.agent || this.link.agent)) || this.agents[0];
+    const wanted =
+      this.agents.find((a) => a.name === (this.agent || this.link.agent)) || this.agents[0];
     if (wanted) {
       select.value = wanted.name;
       this.selectAgent(wanted.name, { keepSession: true });
@@ -157,7 +163,11 @@ class App {
     this.agent = name;
     const info = this.agents.find((a) => a.name === name);
     if (info) {
-      const bits = [info.kind, info.model, info.tools.length ? `tools: ${info.tools.join(", ")}` : null];
+      const bits = [
+        info.kind,
+        info.model,
+        info.tools.length ? `tools: ${info.tools.join(", ")}` : null,
+      ];
       if (info.members && info.members.length) bits.push(`members: ${info.members.join(", ")}`);
       $("#agent-info").textContent = bits.filter(Boolean).join(" · ");
       $("#agent-info").title = info.description || "";
@@ -256,10 +266,19 @@ class App {
       this.status("Wait for the current run to end.", "error");
       return;
     }
-    this.chat.note(`${approved ? "Approved" : "Rejected"} ${ev.tool_call.name}${reason ? `: ${reason}` : ""}.`);
+    this.chat.note(
+      `${approved ? "Approved" : "Rejected"} ${ev.tool_call.name}${reason ? `: ${reason}` : ""}.`,
+    );
     const count = await this.stream(
       (handlers) =>
-        this.api.decide(this.sessionId || ev.session_id, this.agent, ev.approval_id, approved, reason, handlers),
+        this.api.decide(
+          this.sessionId || ev.session_id,
+          this.agent,
+          ev.approval_id,
+          approved,
+          reason,
+          handlers,
+        ),
       approved ? "Approved; the run resumes…" : "Rejected; the run resumes…",
     );
     if (count === null) {
@@ -314,8 +333,14 @@ class App {
     this.totals.runs += 1;
     const took = this.runStart === null ? "" : ` · ${seconds(ev.timestamp - this.runStart)}`;
     $("#summary").replaceChildren(
-      h("div", { class: "usage run-usage", text: `Last run: ${result.stop_reason} · ${result.steps ?? ev.step} steps · ${usageText(usage)}${took}` }),
-      h("div", { class: "usage page-usage", text: `${this.totals.runs} runs here: ${usageText(this.totals)}` }),
+      h("div", {
+        class: "usage run-usage",
+        text: `Last run: ${result.stop_reason} · ${result.steps ?? ev.step} steps · ${usageText(usage)}${took}`,
+      }),
+      h("div", {
+        class: "usage page-usage",
+        text: `${this.totals.runs} runs here: ${usageText(this.totals)}`,
+      }),
     );
   }
 

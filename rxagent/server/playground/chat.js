@@ -19,7 +19,14 @@ export class Chat {
   }
 
   user(text) {
-    this.list.append(h("li", { class: "msg msg-user" }, h("div", { class: "who", text: "you" }), h("div", { class: "text", text })));
+    this.list.append(
+      h(
+        "li",
+        { class: "msg msg-user" },
+        h("div", { class: "who", text: "you" }),
+        h("div", { class: "text", text }),
+      ),
+    );
     this.bubble = null;
     this.scroll();
   }
@@ -31,10 +38,22 @@ export class Chat {
 
   /** A new assistant message that streams: thinking (folded once done) and text. */
   assistant(agent) {
-    const thinking = h("details", { class: "thinking", hidden: true, open: true }, h("summary", { text: "thinking" }), h("div", { class: "thinking-text" }));
+    const thinking = h(
+      "details",
+      { class: "thinking", hidden: true, open: true },
+      h("summary", { text: "thinking" }),
+      h("div", { class: "thinking-text" }),
+    );
     const text = h("div", { class: "text" });
     const tools = h("div", { class: "tools" });
-    const element = h("li", { class: "msg msg-assistant streaming" }, h("div", { class: "who", text: agent }), thinking, text, tools);
+    const element = h(
+      "li",
+      { class: "msg msg-assistant streaming" },
+      h("div", { class: "who", text: agent }),
+      thinking,
+      text,
+      tools,
+    );
     this.list.append(element);
     this.bubble = { element, thinking, text, tools, textNode: null, thinkingNode: null };
     return this.bubble;
@@ -66,11 +85,17 @@ export class Chat {
         break;
       }
       case "approval_requested":
-        this.note(`${ev.tool_call.name}(${brief(ev.tool_call.input, 120)}) waits for your approval: see the timeline.`, "approval-note");
+        this.note(
+          `${ev.tool_call.name}(${brief(ev.tool_call.input, 120)}) waits for your approval: see the timeline.`,
+          "approval-note",
+        );
         break;
       case "interrupted":
         this.settle();
-        this.note(`Interrupted at ${ev.checkpoint}${ev.reason ? `: ${ev.reason}` : "."}`, "interrupt-note");
+        this.note(
+          `Interrupted at ${ev.checkpoint}${ev.reason ? `: ${ev.reason}` : "."}`,
+          "interrupt-note",
+        );
         break;
       case "error":
         this.note(`${ev.code}: ${ev.message}`, "error-result");
@@ -116,7 +141,10 @@ export class Chat {
     bubble.text.textContent = msgText(response);
     bubble.textNode = null;
     const blocks = Array.isArray(response.content) ? response.content : [];
-    const thinking = blocks.filter((b) => b.type === "thinking").map((b) => b.thinking).join("\n");
+    const thinking = blocks
+      .filter((b) => b.type === "thinking")
+      .map((b) => b.thinking)
+      .join("\n");
     if (thinking) {
       bubble.thinking.hidden = false;
       bubble.thinking.lastChild.textContent = thinking;
@@ -124,17 +152,24 @@ export class Chat {
     }
     bubble.thinking.open = false;
     for (const call of blocks.filter((b) => b.type === "tool_use")) {
-      bubble.tools.append(h("code", { class: "call", text: `${call.name}(${brief(call.input, 100)})` }));
+      bubble.tools.append(
+        h("code", { class: "call", text: `${call.name}(${brief(call.input, 100)})` }),
+      );
     }
     bubble.element.classList.remove("streaming");
-    if (!bubble.text.textContent && !thinking && !bubble.tools.childElementCount) bubble.element.remove();
+    if (!bubble.text.textContent && !thinking && !bubble.tools.childElementCount)
+      bubble.element.remove();
     this.bubble = null;
   }
 
   final(ev) {
     const reply = msgText(ev.reply);
     const last = [...this.list.querySelectorAll(".msg-assistant")].pop();
-    if (last && last.querySelector(".text").textContent === reply && !last.classList.contains("final")) {
+    if (
+      last &&
+      last.querySelector(".text").textContent === reply &&
+      !last.classList.contains("final")
+    ) {
       last.classList.add("final");
     } else if (reply) {
       const bubble = this.assistant(ev.agent);
@@ -145,7 +180,10 @@ export class Chat {
     }
     const result = ev.result || {};
     if (result.pending_approvals && result.pending_approvals.length) {
-      this.note(`The run is parked: ${result.pending_approvals.length} call(s) wait for approval.`, "approval-note");
+      this.note(
+        `The run is parked: ${result.pending_approvals.length} call(s) wait for approval.`,
+        "approval-note",
+      );
     }
   }
 
@@ -160,14 +198,19 @@ export class Chat {
         bubble.text.textContent = msgText(msg);
         for (const block of Array.isArray(msg.content) ? msg.content : []) {
           if (block.type === "tool_use") {
-            bubble.tools.append(h("code", { class: "call", text: `${block.name}(${brief(block.input, 100)})` }));
+            bubble.tools.append(
+              h("code", { class: "call", text: `${block.name}(${brief(block.input, 100)})` }),
+            );
           }
         }
         this.bubble = null;
       } else if (msg.role === "tool") {
         for (const block of Array.isArray(msg.content) ? msg.content : []) {
           if (block.type === "tool_result") {
-            this.note(`${block.name} → ${brief(outputText(block.output), 160)}`, block.is_error ? "tool-note error-result" : "tool-note");
+            this.note(
+              `${block.name} → ${brief(outputText(block.output), 160)}`,
+              block.is_error ? "tool-note error-result" : "tool-note",
+            );
           }
         }
       } else if (msg.role === "system") {

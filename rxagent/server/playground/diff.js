@@ -99,7 +99,9 @@ export function renderJsonDiff(before, after) {
     if (run.length > keepHead + keepTail + 1) {
       for (const { line } of run.slice(0, keepHead)) pre.append(same(line));
       const hidden = run.length - keepHead - keepTail;
-      pre.append(h("span", { class: "diff-line diff-fold", text: `  … ${hidden} unchanged lines` }));
+      pre.append(
+        h("span", { class: "diff-line diff-fold", text: `  … ${hidden} unchanged lines` }),
+      );
       for (const { line } of run.slice(run.length - keepTail)) pre.append(same(line));
     } else {
       for (const { line } of run) pre.append(same(line));

@@ -50,7 +50,9 @@ export class Sessions {
       const badges = [];
       if (s.running) badges.push(h("span", { class: "badge running", text: "running" }));
       if (s.pending_approvals && s.pending_approvals.length) {
-        badges.push(h("span", { class: "badge pending", text: `${s.pending_approvals.length} to approve` }));
+        badges.push(
+          h("span", { class: "badge pending", text: `${s.pending_approvals.length} to approve` }),
+        );
       }
       const item = h(
         "li",
@@ -64,7 +66,12 @@ export class Sessions {
         h(
           "div",
           { class: "session-actions" },
-          h("button", { type: "button", class: "open-session", text: "Open", on: { click: () => this.open(s.session_id) } }),
+          h("button", {
+            type: "button",
+            class: "open-session",
+            text: "Open",
+            on: { click: () => this.open(s.session_id) },
+          }),
           h("button", {
             type: "button",
             class: "delete-session",
@@ -85,13 +92,26 @@ export class Sessions {
       const memory = (info.state && info.state.memory) || [];
       this.view.replaceChildren(
         h("h3", { text: `Session ${id}` }),
-        h("p", { class: "session-meta", text: `version ${info.version} · ${info.running ? "running" : "idle"}` }),
+        h("p", {
+          class: "session-meta",
+          text: `version ${info.version} · ${info.running ? "running" : "idle"}`,
+        }),
         h(
           "ol",
           { class: "saved-messages" },
-          memory.map((m) => h("li", { class: `saved saved-${m.role}`, text: `${m.role}: ${msgText(m) || summarizeBlocks(m)}` })),
+          memory.map((m) =>
+            h("li", {
+              class: `saved saved-${m.role}`,
+              text: `${m.role}: ${msgText(m) || summarizeBlocks(m)}`,
+            }),
+          ),
         ),
-        h("details", { class: "state-json" }, h("summary", { text: "Saved state (JSON)" }), h("pre", { text: pretty(info.state) })),
+        h(
+          "details",
+          { class: "state-json" },
+          h("summary", { text: "Saved state (JSON)" }),
+          h("pre", { text: pretty(info.state) }),
+        ),
       );
       this.view.hidden = false;
       this.setCurrent(id);
@@ -104,7 +124,11 @@ export class Sessions {
   confirmDelete(id, item) {
     if (item.querySelector(".confirm")) return;
     const cancel = h("button", { type: "button", class: "cancel-delete", text: "Cancel" });
-    const confirm = h("button", { type: "button", class: "confirm-delete danger", text: "Delete for good" });
+    const confirm = h("button", {
+      type: "button",
+      class: "confirm-delete danger",
+      text: "Delete for good",
+    });
     const box = h(
       "div",
       { class: "confirm", role: "alertdialog", "aria-label": "Confirm delete" },

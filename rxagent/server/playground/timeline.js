@@ -244,9 +244,16 @@ export class Timeline {
           line(`tokens ${ev.tokens_before} → ${ev.tokens_after} (budget ${ev.budget})`),
         ];
       case "retry":
-        return [line(`attempt ${ev.attempt} in ${seconds(ev.delay_s)} after ${ev.code}`), line(ev.message, "err")];
+        return [
+          line(`attempt ${ev.attempt} in ${seconds(ev.delay_s)} after ${ev.code}`),
+          line(ev.message, "err"),
+        ];
       case "approval_requested":
-        return [toolCallView(ev.tool_call), ev.reason ? line(ev.reason) : null, this.approvalActions(ev)];
+        return [
+          toolCallView(ev.tool_call),
+          ev.reason ? line(ev.reason) : null,
+          this.approvalActions(ev),
+        ];
       case "guard":
         if (ev.action !== "pass") row.classList.add("is-flagged");
         return [
@@ -254,7 +261,10 @@ export class Timeline {
           ev.verdict.reasons.length ? line(ev.verdict.reasons.join(", ")) : null,
         ];
       case "fallback":
-        return [line(`${ev.from_model} → ${ev.to_model} after ${ev.code}`), line(ev.message, "err")];
+        return [
+          line(`${ev.from_model} → ${ev.to_model} after ${ev.code}`),
+          line(ev.message, "err"),
+        ];
       case "retrieval":
         return [
           line(`“${brief(ev.query, 100)}”: ${(ev.hits || []).length} hits · ${ev.tokens} tokens`),
@@ -262,7 +272,9 @@ export class Timeline {
             "ol",
             { class: "hits" },
             (ev.hits || []).map((hit) =>
-              h("li", { text: `${hit.metadata?.source ?? hit.id} (${hit.score.toFixed(3)}): ${brief(hit.text, 120)}` }),
+              h("li", {
+                text: `${hit.metadata?.source ?? hit.id} (${hit.score.toFixed(3)}): ${brief(hit.text, 120)}`,
+              }),
             ),
           ),
         ];
@@ -311,7 +323,8 @@ export class Timeline {
 
   /** Note a pre_reasoning's time before the row is built, for its post_reasoning's duration. */
   note(ev) {
-    if (ev.type === "pre_reasoning") this.reasoningStarts.set(`${ev.run_id}:${ev.step}`, ev.timestamp);
+    if (ev.type === "pre_reasoning")
+      this.reasoningStarts.set(`${ev.run_id}:${ev.step}`, ev.timestamp);
   }
 
   /** Re-enable the approval buttons of `approvalId` (the decision failed). */
