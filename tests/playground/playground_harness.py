@@ -21,6 +21,7 @@ from rxagent import ReActAgent, tool
 from rxagent._demo import DemoModel, calculator, cite_tool_results, search_docs, word_count
 from rxagent._demo._agent import SYSTEM_PROMPT
 from rxagent.demo import build_demo_agent
+from rxagent.interceptors import ModelPrice, Prices, price_key
 from rxagent.messages import Msg
 from rxagent.multiagent import SequentialPipeline
 from rxagent.server import create_app
@@ -130,7 +131,18 @@ def playground_agents(*, delay: float = 0.2) -> list[ReActAgent | SequentialPipe
         ],
         name="crew",
     )
+    priced(demo, ops, slow, lead, helper)
     return [demo, ops, slow, lead, crew]
+
+
+PRICE = ModelPrice(input=2.5, output=10.0)
+"""What the harness's models cost per million tokens, so the page shows costs."""
+
+
+def priced(*agents: ReActAgent) -> None:
+    """Give each agent's model `PRICE`."""
+    for agent in agents:
+        agent.prices = Prices.default().with_prices({price_key(agent.model): PRICE})
 
 
 class PlaygroundServer:

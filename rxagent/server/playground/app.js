@@ -4,7 +4,7 @@ import { Api, ApiError } from "./api.js";
 import { Chat } from "./chat.js";
 import { Sessions } from "./sessions.js";
 import { Timeline } from "./timeline.js";
-import { h, pretty, seconds, usageText } from "./util.js";
+import { h, plural, pretty, seconds, usageText } from "./util.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -335,11 +335,13 @@ class App {
     $("#summary").replaceChildren(
       h("div", {
         class: "usage run-usage",
-        text: `Last run: ${result.stop_reason} · ${result.steps ?? ev.step} steps · ${usageText(usage)}${took}`,
+        text:
+          `Last run: ${result.stop_reason} · ${plural(result.steps ?? ev.step, "step")} · ` +
+          `${usageText(usage)}${took}`,
       }),
       h("div", {
         class: "usage page-usage",
-        text: `${this.totals.runs} runs here: ${usageText(this.totals)}`,
+        text: `${plural(this.totals.runs, "run")} on this page: ${usageText(this.totals)}`,
       }),
     );
   }

@@ -1,7 +1,7 @@
 // The chat: the user's messages, the assistant's text and thinking as they stream, tool calls
 // and results in brief, and the saved messages of an opened session.
 
-import { brief, h, msgText, outputText } from "./util.js";
+import { brief, h, msgText, outputText, plural } from "./util.js";
 
 export class Chat {
   constructor(list) {
@@ -86,7 +86,8 @@ export class Chat {
       }
       case "approval_requested":
         this.note(
-          `${ev.tool_call.name}(${brief(ev.tool_call.input, 120)}) waits for your approval: see the timeline.`,
+          `${ev.tool_call.name}(${brief(ev.tool_call.input, 120)}) waits for your approval: ` +
+            "see the timeline.",
           "approval-note",
         );
         break;
@@ -181,7 +182,8 @@ export class Chat {
     const result = ev.result || {};
     if (result.pending_approvals && result.pending_approvals.length) {
       this.note(
-        `The run is parked: ${result.pending_approvals.length} call(s) wait for approval.`,
+        `The run is parked: ` +
+          `${plural(result.pending_approvals.length, "call waits", "calls wait")} for approval.`,
         "approval-note",
       );
     }

@@ -1,7 +1,7 @@
 // The sessions panel: the caller's sessions of the selected agent; open one (its messages and
 // saved state), delete one (confirmed inside the page), start a new one.
 
-import { brief, h, msgText, outputText, pretty, usageText } from "./util.js";
+import { brief, h, msgText, outputText, plural, pretty, usageText } from "./util.js";
 
 export class Sessions {
   /**
@@ -60,7 +60,9 @@ export class Sessions {
         h("div", { class: "session-title", text: s.title || "(untitled)" }),
         h("div", {
           class: "session-meta",
-          text: `${shortId(s.session_id)} · ${s.runs} runs · ${s.messages} messages · ${usageText(s.usage)}`,
+          text:
+            `${shortId(s.session_id)} · ${plural(s.runs, "run")} · ` +
+            `${plural(s.messages, "message")} · ${usageText(s.usage)}`,
         }),
         badges,
         h(

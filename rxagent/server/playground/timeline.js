@@ -2,7 +2,7 @@
 // consecutive reasoning chunks folded, hook changes shown as diffs.
 
 import { renderJsonDiff } from "./diff.js";
-import { brief, h, millis, msgText, outputText, seconds, usageText } from "./util.js";
+import { brief, h, millis, msgText, outputText, plural, seconds, usageText } from "./util.js";
 
 export class Timeline {
   /**
@@ -111,7 +111,7 @@ export class Timeline {
     const delta = ev.delta || {};
     current.text += delta.text || delta.args || "";
     const tail = current.text.replace(/\s+/g, " ").slice(-70);
-    current.summary.textContent = `${current.count} reasoning_chunk rows · …${tail}`;
+    current.summary.textContent = `${plural(current.count, "reasoning_chunk row")} · …${tail}`;
   }
 
   row(ev, path) {
@@ -177,8 +177,8 @@ export class Timeline {
       case "pre_reasoning":
         return [
           line(
-            `${ev.model || "model"} · ${(ev.messages || []).length} messages · ` +
-              `${(ev.tools || []).length} tools`,
+            `${ev.model || "model"} · ${plural((ev.messages || []).length, "message")} · ` +
+              `${plural((ev.tools || []).length, "tool")}`,
           ),
         ];
       case "reasoning_chunk":
@@ -218,7 +218,7 @@ export class Timeline {
         if (result.stop_reason === "interrupted") row.classList.add("is-flagged");
         else if (result.error || result.ok === false) row.classList.add("is-error");
         const parts = [
-          line(`stop: ${result.stop_reason} · ${result.steps ?? ev.step} steps`),
+          line(`stop: ${result.stop_reason} · ${plural(result.steps ?? ev.step, "step")}`),
           line(`run total: ${usageText(result.usage)}`, "usage run-total"),
         ];
         if (result.error) parts.push(line(`${result.error.code}: ${result.error.message}`, "err"));
@@ -273,7 +273,9 @@ export class Timeline {
             { class: "hits" },
             (ev.hits || []).map((hit) =>
               h("li", {
-                text: `${hit.metadata?.source ?? hit.id} (${hit.score.toFixed(3)}): ${brief(hit.text, 120)}`,
+                text:
+                  `${hit.metadata?.source ?? hit.id} (${hit.score.toFixed(3)}): ` +
+                  brief(hit.text, 120),
               }),
             ),
           ),

@@ -46,6 +46,11 @@ export function brief(value, max = 120) {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** "1 step", "3 steps": a count and its noun, plural unless the count is 1. */
+export function plural(count, noun, many = `${noun}s`) {
+  return `${count} ${count === 1 ? noun : many}`;
+}
+
 export function seconds(s) {
   if (!Number.isFinite(s)) return "";
   return s < 10 ? `${s.toFixed(3)} s` : `${s.toFixed(1)} s`;
