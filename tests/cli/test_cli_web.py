@@ -77,7 +77,7 @@ def test_chat_web_serves_the_agent_and_opens_the_playground(workdir: Path) -> No
         assert proc.stdout is not None
         assert proc.stderr is not None
         try:
-            lines = []
+            lines: list[str] = []
             while not lines or not lines[-1].startswith("playground: "):
                 line = proc.stdout.readline()
                 assert line, proc.stderr.read()
