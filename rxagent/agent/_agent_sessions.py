@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, cast
 
-from rxagent.agent._approval import Decision, check_approval_id
+from rxagent.agent._approval import Decision, check_approval_id, streamed_decision
 from rxagent.agent._consume import bounded_events, optional_result
 from rxagent.agent._loop import run_observable
 from rxagent.agent._start import RunArgs, new_run
@@ -217,19 +217,7 @@ class AgentSessions:
             assert kinds[0] == "pre_call" and "post_acting" in kinds and kinds[-1] == "post_call"
             ```
         """
-        if not isinstance(approved, bool):
-            raise ConfigurationError(
-                f"decision_events(approved=...) takes a bool, got {approved!r}"
-            )
-        if buffer < 1:
-            raise ConfigurationError("decision_events(buffer=...) must be at least 1")
-        if reason is not None and not isinstance(reason, str):
-            raise ConfigurationError(
-                f"decision_events(reason=...) takes a str or None, got {reason!r}"
-            )
-        decision = Decision(
-            check_approval_id(approval_id), approved=approved, reason=None if approved else reason
-        )
+        decision = streamed_decision(approval_id, approved, reason, buffer)
         args = RunArgs(
             None, session_id, None, None, None, None, None, False, decision=decision,
             principal=principal,

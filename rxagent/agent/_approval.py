@@ -152,6 +152,25 @@ class Approvals:
         )
 
 
+def streamed_decision(
+    approval_id: object, approved: object, reason: object, buffer: object
+) -> Decision:
+    """The decision `decision_events(...)` asks for (of an agent or a team), checked.
+
+    Raises:
+        ConfigurationError: Naming the argument that is wrong.
+    """
+    if not isinstance(approved, bool):
+        raise ConfigurationError(f"decision_events(approved=...) takes a bool, got {approved!r}")
+    if reason is not None and not isinstance(reason, str):
+        raise ConfigurationError(f"decision_events(reason=...) takes a str or None, got {reason!r}")
+    if not isinstance(buffer, int) or buffer < 1:
+        raise ConfigurationError(f"decision_events(buffer=...) must be at least 1, got {buffer!r}")
+    return Decision(
+        check_approval_id(approval_id), approved=approved, reason=None if approved else reason
+    )
+
+
 def check_approval_id(approval_id: object) -> str:
     """Return `approval_id` if it is a non-empty str.
 

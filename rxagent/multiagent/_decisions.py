@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, cast
 import reactivex
 from reactivex import operators as ops
 
-from rxagent.agent._approval import Decision, check_approval_id
+from rxagent.agent._approval import Decision, streamed_decision
 from rxagent.agent._consume import bounded_events, optional_result
 from rxagent.agent._nesting import child_session
-from rxagent.errors import ApprovalError, ConfigurationError
+from rxagent.errors import ApprovalError
 from rxagent.multiagent._team_run import TeamRun
 
 if TYPE_CHECKING:
@@ -102,15 +102,7 @@ class TeamDecisions:
             ApprovalError: When iteration starts: no member of the session waits for the id.
             SessionBusyError: When iteration starts, while the session has a team run.
         """
-        if not isinstance(approved, bool):
-            raise ConfigurationError(
-                f"decision_events(approved=...) takes a bool, got {approved!r}"
-            )
-        if buffer < 1:
-            raise ConfigurationError("decision_events(buffer=...) must be at least 1")
-        decision = Decision(
-            check_approval_id(approval_id), approved=approved, reason=None if approved else reason
-        )
+        decision = streamed_decision(approval_id, approved, reason, buffer)
         return bounded_events(
             lambda gate: self._decision(decision, session_id, (), principal, gate), buffer
         )

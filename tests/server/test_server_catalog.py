@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from server_helpers import bearer, parse_sse, serving  # type: ignore[import-not-found]
 
 from rxagent import EVENT_ADAPTER, PostCallEvent, ReActAgent, tool
+from rxagent.errors import ApprovalError, ConfigurationError
 from rxagent.multiagent import SequentialPipeline
 from rxagent.server import AgentList, ServerConfig, SessionList, create_app
 from rxagent.state import AgentState
@@ -207,3 +209,28 @@ async def test_without_the_playground_there_is_no_page() -> None:
     assert page.status == 404
     assert "/playground" not in home
     assert "/playground" not in document["paths"]
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("ap_1", "yes"), "approved"),
+        (("ap_1", False, 3), "reason"),
+        (("", True), "approval_id"),
+    ],
+)
+def test_decision_events_refuses_bad_arguments_at_once(args: tuple[Any, ...], field: str) -> None:
+    team = SequentialPipeline([clerk("x")], name="desk")
+    for decider in (clerk("x"), team):
+        with pytest.raises(ConfigurationError, match=field):
+            decider.decision_events(*args)
+        with pytest.raises(ConfigurationError, match="buffer"):
+            decider.decision_events("ap_1", True, buffer=0)
+
+
+async def test_decision_events_for_an_unknown_approval_raise_when_read() -> None:
+    team = SequentialPipeline([clerk("x")], name="desk")
+    for decider in (clerk("x"), team):
+        with pytest.raises(ApprovalError):
+            async for _ in decider.decision_events("ap_unknown", True, session_id="s"):
+                pass
