@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from playground_harness import (  # type: ignore[import-not-found]
     CHROMIUM,
     WATCH_SCRIPT,
@@ -364,3 +366,69 @@ def test_the_line_diff_and_the_sse_frame_parser(server, page):
     assert found["same"] == [" a"]
     assert found["frame"] == {"type": "custom", "seq": 3}
     assert found["comment"] is None
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    lengths = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            lengths[i][j] = (
+                lengths[i + 1][j + 1] + 1
+                if a[i] == b[j]
+                else max(lengths[i + 1][j], lengths[i][j + 1])
+            )
+    return lengths[0][0]
+
+
+_LINES = st.lists(st.sampled_from(["a", "b", "c", "{", "}", '  "x": 1,', ""]), max_size=12)
+
+
+def test_the_line_diff_rebuilds_both_sides_with_a_longest_common_part(server, page):
+    page.goto(link(server, "demo"))
+    expect(page.locator("#agent")).to_have_value("demo")
+
+    @settings(max_examples=60, deadline=None)
+    @given(before=_LINES, after=_LINES)
+    def check(before: list[str], after: list[str]) -> None:
+        ops = page.evaluate(
+            """async ([a, b]) => {
+                const { lineDiff } = await import("/playground/diff.js");
+                return lineDiff(a, b).map((o) => [o.op, o.line]);
+            }""",
+            [before, after],
+        )
+        assert [line for op, line in ops if op in " -"] == before
+        assert [line for op, line in ops if op in " +"] == after
+        assert sum(op == " " for op, _ in ops) == _lcs(before, after)
+
+    check()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def test_sse_frames_parse_back_to_the_events_json(server, page):
+    page.goto(link(server, "demo"))
+    expect(page.locator("#agent")).to_have_value("demo")
+
+    @settings(max_examples=40, deadline=None)
+    @given(value=_JSON, crlf=st.booleans())
+    def check(value: Any, crlf: bool) -> None:
+        lines = ["event: custom"] + [f"data: {x}" for x in json.dumps(value, indent=1).split("\n")]
+        frame = ("\r\n" if crlf else "\n").join(lines)
+        parsed = page.evaluate(
+            """async (frame) => {
+                const { parseFrame } = await import("/playground/api.js");
+                return parseFrame(frame);
+            }""",
+            frame,
+        )
+        assert parsed == value
+
+    check()
