@@ -9,6 +9,7 @@ from rxagent.state._control import InProcessControl as InProcessControl
 from rxagent.state._control import Subscription as Subscription
 from rxagent.state._control_pg import PostgresControl as PostgresControl
 from rxagent.state._control_redis import RedisControl as RedisControl
+from rxagent.state._control_sqlite import SQLiteControl as SQLiteControl
 from rxagent.state._open import STORE_SCHEMES as STORE_SCHEMES
 from rxagent.state._open import open_store as open_store
 from rxagent.state._postgres import PostgresStore as PostgresStore
@@ -44,6 +45,7 @@ __all__ = [
     "PostgresStore",
     "RedisControl",
     "RedisStore",
+    "SQLiteControl",
     "SQLiteStore",
     "SessionStore",
     "StoreUnavailableError",

@@ -380,11 +380,20 @@ class SQLiteStore:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def control(self) -> ControlChannel:
-        """See `SessionStore.control`: one in-process channel per store."""
+        """See `SessionStore.control`: a `SQLiteControl` on the store's file.
+
+        Every process that shares the file shares the channel, so an interrupt sent in one
+        reaches a run in another. A `":memory:"` store has an in-process channel.
+        """
         if self._control is None:
             from rxagent.state._control import InProcessControl
+            from rxagent.state._control_sqlite import SQLiteControl
 
-            self._control = InProcessControl()
+            self._control = (
+                InProcessControl()
+                if self._path == ":memory:"
+                else SQLiteControl(self._path, busy_timeout_s=self._busy_ms / 1000)
+            )
         return self._control
 
     async def aclose(self) -> None:

@@ -1,11 +1,13 @@
-"""Two server processes sharing PostgreSQL: an interrupt sent to A stops a run in B."""
+"""Two server processes sharing a store: an interrupt sent to A stops a run in B."""
 
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from server_helpers import server_process, sse_until  # type: ignore[import-not-found]
 from service_helpers import (  # type: ignore[import-not-found]
     drop_pg_tables,
@@ -13,15 +15,26 @@ from service_helpers import (  # type: ignore[import-not-found]
 )
 
 from rxagent import AgentResult
-from rxagent.state import PostgresStore
+from rxagent.state import PostgresStore, SQLiteStore
 
 
-async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(postgres_dsn: str):
+@pytest.mark.parametrize("kind", ["postgres", "sqlite"])
+async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+):
     prefix = unique_table_prefix()
+    store: PostgresStore | SQLiteStore
+    where: tuple[str, ...]
+    if kind == "postgres":
+        postgres_dsn = request.getfixturevalue("postgres_dsn")
+        where, store = (postgres_dsn, prefix), PostgresStore(postgres_dsn, table_prefix=prefix)
+    else:
+        path = tmp_path / "shared.db"
+        where, store = (f"sqlite:{path}",), SQLiteStore(path)
     try:
         async with (
-            server_process(postgres_dsn, prefix) as (proc_a, url_a),
-            server_process(postgres_dsn, prefix) as (proc_b, url_b),
+            server_process(*where) as (proc_a, url_a),
+            server_process(*where) as (proc_b, url_b),
             aiohttp.ClientSession() as http,
         ):
             body = {"input": "slow", "session_id": "s1"}
@@ -45,7 +58,6 @@ async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(postgres_d
         assert result.interrupted
         assert result.text == "stopped from A"
         assert info["running"] is False
-        store = PostgresStore(postgres_dsn, table_prefix=prefix)
         try:
             stored = await store.load("bot", "s1")
         finally:
@@ -53,4 +65,5 @@ async def test_an_interrupt_sent_to_one_server_stops_a_run_in_another(postgres_d
         assert stored is not None
         assert [m.role for m in stored.state.memory] == ["user", "assistant", "tool"]
     finally:
-        await drop_pg_tables(postgres_dsn, prefix)
+        if kind == "postgres":
+            await drop_pg_tables(where[0], prefix)

@@ -1,6 +1,7 @@
 """Process B of the cross-process control test (run as a script by test_control_cross_process).
 
-Usage: `python control_peer.py postgres|redis ADDRESS CHANNEL SESSION_ID`
+Usage: `python control_peer.py postgres|redis|sqlite ADDRESS CHANNEL SESSION_ID` (for sqlite,
+ADDRESS is the file and CHANNEL is unused)
 
 It subscribes an agent whose model never answers to the control channel, starts a run, prints
 `STARTED` once the model is called, and prints `RESULT <AgentResult JSON>` when the run ends:
@@ -14,7 +15,7 @@ import sys
 
 from rxagent import ReActAgent
 from rxagent.server import serve_control
-from rxagent.state import PostgresControl, RedisControl
+from rxagent.state import PostgresControl, RedisControl, SQLiteControl
 from rxagent.testing import FunctionModel
 
 
@@ -25,9 +26,11 @@ async def main(backend: str, address: str, channel_name: str, session_id: str) -
         return "never"
 
     agent = ReActAgent("peer", "", FunctionModel(never_answers))
-    channel: PostgresControl | RedisControl
+    channel: PostgresControl | RedisControl | SQLiteControl
     if backend == "postgres":
         channel = PostgresControl(address, channel=channel_name)
+    elif backend == "sqlite":
+        channel = SQLiteControl(address)
     else:
         channel = RedisControl(address, channel=channel_name)
     async with channel:

@@ -16,21 +16,25 @@ import pytest
 
 from rxagent.errors import ErrorCode
 from rxagent.result import AgentResult
-from rxagent.state import ControlMessage, PostgresControl, RedisControl
+from rxagent.state import ControlMessage, PostgresControl, RedisControl, SQLiteControl
 
 PEER = Path(__file__).with_name("control_peer.py")
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0  # a hang guard (process start-up included), never a speed check
 
 
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", ["postgres", "redis", "sqlite"])
 async def test_an_interrupt_published_here_stops_a_run_in_another_process(
-    backend: str, request: pytest.FixtureRequest
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
+    channel: PostgresControl | RedisControl | SQLiteControl
     if backend == "postgres":
         address = request.getfixturevalue("postgres_dsn")
         name = f"rxt_xp_{uuid.uuid4().hex[:12]}"
-        channel: PostgresControl | RedisControl = PostgresControl(address, channel=name)
+        channel = PostgresControl(address, channel=name)
+    elif backend == "sqlite":
+        address = name = str(tmp_path / "shared.db")
+        channel = SQLiteControl(address)
     else:
         address = request.getfixturevalue("redis_url")
         name = f"rxagent-test:xp:{uuid.uuid4().hex[:12]}"

@@ -12,7 +12,14 @@ import pytest
 
 from rxagent import AgentState, Msg
 from rxagent.errors import ConfigurationError, StateVersionError
-from rxagent.state import DEFAULT_SQLITE_PATH, InProcessControl, SQLiteStore, register_migration
+from rxagent.state import (
+    DEFAULT_SQLITE_PATH,
+    ControlMessage,
+    InProcessControl,
+    SQLiteControl,
+    SQLiteStore,
+    register_migration,
+)
 from rxagent.state import _sqlite as sqlite_module
 from rxagent.state import _state as state_module
 
@@ -183,12 +190,15 @@ def test_one_store_serves_consecutive_event_loops(tmp_path: Path):
 async def test_closed_store_says_so_and_closing_twice_is_fine(tmp_path: Path):
     store = SQLiteStore(tmp_path / "s.db")
     channel = store.control()
-    assert isinstance(channel, InProcessControl)
+    assert isinstance(channel, SQLiteControl)  # processes sharing the file share the channel
+    assert isinstance(SQLiteStore(":memory:").control(), InProcessControl)
     seen: list[object] = []
     await channel.subscribe(seen.append)
     await store.aclose()
     await store.aclose()
-    assert channel._subscribers == set()  # the channel closed with the store
+    assert channel._subscribers == []  # the channel closed with the store
+    with pytest.raises(ConfigurationError, match="closed"):
+        await channel.publish(ControlMessage(agent="bot", session_id="s1"))
     with pytest.raises(ConfigurationError, match="closed"):
         await store.load("bot", "s1")
 
