@@ -108,6 +108,7 @@ __all__ = [
     "RxAgentError",
     "ScriptExhaustedError",
     "SessionBusyError",
+    "SessionOwnerError",
     "StateVersionError",
     "StoreUnavailableError",
     "ToolDefinitionError",
@@ -266,6 +267,23 @@ class UnsupportedSchemaError(ConfigurationError, ValueError):
 
 
 # --- runtime, outside a run ---------------------------------------------------------------------
+
+
+class SessionOwnerError(RxAgentError):
+    """The session was created under another API key (`Principal.key_id`) than the run's.
+
+    A run with `principal=Principal(key_id=...)` that creates a session records the key as its
+    owner, in the same save; a later run of the session under another key is refused with this
+    error (the server answers it as a 404, without saying the session exists).
+    """
+
+    def __init__(self, agent: str, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r} of agent {agent!r} belongs to another API key; "
+            "use a session id of your own"
+        )
+        self.agent = agent
+        self.session_id = session_id
 
 
 class SessionBusyError(RxAgentError):

@@ -54,6 +54,7 @@ from rxagent.errors import (
     HookFailedError,
     Reject,
     SessionBusyError,
+    SessionOwnerError,
     UnknownRunError,
 )
 from rxagent.events import (
@@ -65,7 +66,13 @@ from rxagent.events import (
 from rxagent.messages import Msg
 from rxagent.output import ParsedOutput
 from rxagent.result import AgentResult, ErrorInfo
-from rxagent.state import StoreUnavailableError, pair_tool_calls
+from rxagent.state import (
+    OWNER_KEY,
+    AgentState,
+    StoreUnavailableError,
+    owner_of,
+    pair_tool_calls,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -133,7 +140,7 @@ async def run_loop(run: Run) -> None:
     except Exception as exc:  # the run cannot go on: a bug, or a session taken elsewhere
         if isinstance(exc, StoreUnavailableError):  # an outage, not a bug: no traceback
             logger.warning("run %s stopped: %s", run.ctx.run_id, exc)
-        elif not isinstance(exc, SessionBusyError | ApprovalError):
+        elif not isinstance(exc, SessionBusyError | SessionOwnerError | ApprovalError):
             logger.exception("run %s failed unexpectedly", run.ctx.run_id)
         await run.abandon()
         if not run.disposed and run.events.observer is not None:
@@ -169,14 +176,21 @@ async def _start(run: Run) -> bool:
 
     Raises:
         SessionBusyError: The session's lease is held elsewhere.
+        SessionOwnerError: The session was created under another API key.
         ApprovalError: The decision names an approval the session does not wait for.
     """
     agent, ctx = run.agent, run.ctx
     await agent._runs.acquire_slot(run, agent.max_concurrent_runs)
     await run.lease.acquire()
     stored = await agent.store.load(agent.name, ctx.session_id)
+    key = ctx.principal.key_id
     if stored is not None:
+        owner = owner_of(stored.state)
+        if key is not None and owner is not None and owner != key:
+            raise SessionOwnerError(agent.name, ctx.session_id)
         run.state, run.version = stored.state, stored.version
+    elif key is not None:  # a new session: its owner goes in with its first save
+        run.state = AgentState(extra={OWNER_KEY: key})
     state = run.state
     run.call_counter = state.call_counter
     run.memory[:] = state.memory
@@ -245,12 +259,13 @@ async def _step(run: Run, final: bool) -> bool:
         reasoned = await reason(run, pre)
     if reasoned is None:  # the run ended, or the stream broke and the step starts again
         return final
-    response, usage = reasoned
+    response, usage, finish_reason = reasoned
     post = run.events.make(
         PostReasoningEvent,
         response=response,
         usage=usage,
         stop=False,
+        finish_reason=finish_reason,
         modified_by=run.model_modified_by,
     )
     post = await run.events.publish(post)

@@ -27,6 +27,7 @@ from rxagent.errors import (
     ErrorCode,
     InvalidInputError,
     SessionBusyError,
+    SessionOwnerError,
 )
 from rxagent.events import ErrorEvent, GuardEvent, PreCallEvent
 from rxagent.messages import Msg
@@ -37,6 +38,7 @@ from rxagent.server._errors import (
     check_json_type,
     invalid_body,
     no_approval,
+    no_session,
     too_large,
 )
 from rxagent.server._metrics import RunObserver, ServerMetrics
@@ -377,6 +379,8 @@ class ServerContext(SessionLookup):
                 first = await events.start()
             except SessionBusyError:
                 raise busy(session_id) from None
+            except SessionOwnerError:  # deleted and re-created under another key meanwhile
+                raise no_session(session_id) from None
             if first is None:
                 yield None
                 return

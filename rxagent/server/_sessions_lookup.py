@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rxagent.errors import ApiError, ConcurrentModificationError, ControlMessageTooLargeError
 from rxagent.server._auth import ANONYMOUS, key_of
 from rxagent.server._errors import busy, no_session
-from rxagent.state import AgentState, ControlMessage
+from rxagent.state import OWNER_KEY, AgentState, ControlMessage
+from rxagent.state import owner_of as recorded_owner
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -19,14 +20,10 @@ if TYPE_CHECKING:
 
 __all__ = ["OWNER_KEY", "SessionLookup", "owner_of"]
 
-OWNER_KEY: Final = "rxagent.owner"
-"""The `AgentState.extra` key that holds the `key_id` of the API key that created the session."""
-
 
 def owner_of(state: AgentState) -> str:
     """The `key_id` that owns a session (`"anonymous"` when none was recorded)."""
-    owner = state.extra.get(OWNER_KEY)
-    return owner if isinstance(owner, str) and owner else ANONYMOUS
+    return recorded_owner(state) or ANONYMOUS
 
 
 class SessionLookup:

@@ -16,12 +16,14 @@ from rxagent.state._postgres import PostgresStore as PostgresStore
 from rxagent.state._redis import RedisStore as RedisStore
 from rxagent.state._sqlite import DEFAULT_SQLITE_PATH as DEFAULT_SQLITE_PATH
 from rxagent.state._sqlite import SQLiteStore as SQLiteStore
+from rxagent.state._state import OWNER_KEY as OWNER_KEY
 from rxagent.state._state import SCHEMA_VERSION as SCHEMA_VERSION
 from rxagent.state._state import AgentState as AgentState
 from rxagent.state._state import ParkedBatch as ParkedBatch
 from rxagent.state._state import PendingApproval as PendingApproval
 from rxagent.state._state import consistent_state as consistent_state
 from rxagent.state._state import migrate_state as migrate_state
+from rxagent.state._state import owner_of as owner_of
 from rxagent.state._state import pair_tool_calls as pair_tool_calls
 from rxagent.state._state import register_migration as register_migration
 from rxagent.state._store import InMemoryStore as InMemoryStore
@@ -30,6 +32,7 @@ from rxagent.state._store import StoredState as StoredState
 
 __all__ = [
     "DEFAULT_SQLITE_PATH",
+    "OWNER_KEY",
     "SCHEMA_VERSION",
     "STORE_SCHEMES",
     "AgentState",
@@ -54,6 +57,7 @@ __all__ = [
     "consistent_state",
     "migrate_state",
     "open_store",
+    "owner_of",
     "pair_tool_calls",
     "register_migration",
 ]

@@ -13,15 +13,20 @@ from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import Usage
 
 __all__ = [
+    "OWNER_KEY",
     "SCHEMA_VERSION",
     "AgentState",
     "ParkedBatch",
     "PendingApproval",
     "consistent_state",
     "migrate_state",
+    "owner_of",
     "pair_tool_calls",
     "register_migration",
 ]
+
+OWNER_KEY: Final = "rxagent.owner"
+"""The `AgentState.extra` key that holds the `key_id` of the API key that created the session."""
 
 SCHEMA_VERSION: Final = 1
 """The `schema_version` this rxagent writes."""
@@ -259,3 +264,18 @@ def pair_tool_calls(memory: list[Msg], reason: str = "interrupted", start: int =
             ]
     out.extend(pending)
     return out
+
+
+def owner_of(state: AgentState) -> str | None:
+    """The `key_id` recorded as the session's owner when it was created (None: none recorded).
+
+    Example:
+        ```python
+        from rxagent.state import OWNER_KEY, AgentState, owner_of
+
+        assert owner_of(AgentState(extra={OWNER_KEY: "k_1"})) == "k_1"
+        assert owner_of(AgentState()) is None
+        ```
+    """
+    owner = state.extra.get(OWNER_KEY)
+    return owner if isinstance(owner, str) and owner else None
