@@ -286,6 +286,9 @@ class PostReasoningEvent(BaseEvent):
     """What the call cost."""
     stop: bool = False
     """Set by a hook to end the run after this step (its tool calls are not run)."""
+    finish_reason: str | None = None
+    """Why the model stopped, as its provider said: `"stop"`, `"length"` (the output-token
+    limit cut the reply), `"tool_calls"`, `"content_filter"`, `"pause"`; None when unknown."""
 
 
 class PreActingEvent(BaseEvent):

@@ -189,7 +189,9 @@ def _deltas(block: object, index: int) -> list[ModelDelta]:
     return []
 
 
-async def reason_intercepted(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
+async def reason_intercepted(
+    run: Run, pre: PreReasoningEvent
+) -> tuple[Msg, Usage, str | None] | None:
     """`reason()` through the run's model interceptors.
 
     `run.model_modified_by` then names who changed the request or the response.
@@ -237,7 +239,7 @@ async def reason_intercepted(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usa
     if step.output is not None:
         await publish_partial(run, step.output.close(), step.output_at)
     run.model_modified_by = tuple(onion.modified_by)
-    return message, step.usage
+    return message, step.usage, response.finish_reason
 
 
 async def execute_intercepted(

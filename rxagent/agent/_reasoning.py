@@ -27,8 +27,8 @@ MAX_RESTARTS: Final = 2
 """How often one step restarts after its model stream broke with a recoverable error."""
 
 
-async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
-    """Call the model with the request in `pre`; return its response and usage.
+async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage, str | None] | None:
+    """Call the model with the request in `pre`; return its response, usage and finish reason.
 
     None when there is no response: the run ended (the model failed, or an interrupt arrived
     mid-stream: see `run.outcome`), or the stream broke and the step starts again.
@@ -90,7 +90,7 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage] | None:
         usage = usage + Usage(requests=1)
     usage = run.priced(ctx.model, usage)
     ctx.usage = ctx.usage + usage
-    return builder.build(), usage
+    return builder.build(), usage, builder.finish_reason
 
 
 async def model_failed(run: Run, started: bool, exc: Exception) -> None:

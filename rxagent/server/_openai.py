@@ -17,6 +17,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 from rxagent.errors import ApiError, ErrorCode
+from rxagent.events import PostReasoningEvent
 from rxagent.server._core import SERVER_KEY
 from rxagent.server._errors import clip, server_failure
 from rxagent.server._openai_errors import error_body, invalid, run_error
@@ -222,9 +223,12 @@ async def _chat(request: web.Request) -> web.StreamResponse:
             return response
         progress: list[dict[str, Any]] = []
         result: AgentResult[Any] | None = None
+        model_finish: str | None = None
         async for event in handle.events:
             if event.type in PROGRESS_EVENTS:
                 progress.append(event.model_dump(mode="json"))
+            elif isinstance(event, PostReasoningEvent) and len(event.path) <= 1:
+                model_finish = event.finish_reason
             post = closing_event(event)
             if post is not None:
                 result = post.result
@@ -234,7 +238,12 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     if failure is not None:
         raise failure
     body_out = completion_body(
-        result, model=chat.model, created=created, session_id=session_id, progress=progress
+        result,
+        model=chat.model,
+        created=created,
+        session_id=session_id,
+        progress=progress,
+        model_finish=model_finish,
     )
     return web.json_response(body_out, headers=headers)
 

@@ -147,7 +147,10 @@ _COMPLETION: dict[str, Any] = {
                             "reasoning_content": {"type": "string"},
                         },
                     },
-                    "finish_reason": {"type": "string", "enum": ["stop", "length"]},
+                    "finish_reason": {
+                        "type": "string",
+                        "enum": ["stop", "length", "content_filter"],
+                    },
                 },
             },
         },

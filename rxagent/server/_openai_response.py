@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from rxagent.events import (
     PostCallEvent,
+    PostReasoningEvent,
     PreReasoningEvent,
     ReasoningChunkEvent,
 )
@@ -51,9 +52,28 @@ def usage_body(usage: Usage) -> dict[str, Any]:
     }
 
 
-def finish_reason(result: AgentResult[Any]) -> Literal["stop", "length"]:
-    """`"length"` when the run stopped at its step limit (`max_iters`), `"stop"` otherwise."""
-    return "length" if result.stop_reason == "max_iters" else "stop"
+def finish_reason(
+    result: AgentResult[Any], model_finish: str | None = None
+) -> Literal["stop", "length", "content_filter"]:
+    """OpenAI's `finish_reason` of a run's answer.
+
+    `"length"` when the model's output-token limit cut the last reply (`model_finish`, the
+    last top-level `PostReasoningEvent.finish_reason`) or the run stopped at its step limit
+    (`max_iters`); `"content_filter"` when the provider withheld the reply; `"stop"` otherwise.
+
+    Example:
+        ```python
+        from rxagent import AgentResult, Msg
+        from rxagent.server._openai_response import finish_reason
+
+        result = AgentResult(reply=Msg.assistant("The answer is"))
+        assert finish_reason(result) == "stop"
+        assert finish_reason(result, "length") == "length"
+        ```
+    """
+    if model_finish == "length" or result.stop_reason == "max_iters":
+        return "length"
+    return "content_filter" if model_finish == "content_filter" else "stop"
 
 
 def run_extension(result: AgentResult[Any], session_id: str | None) -> dict[str, Any]:
@@ -81,10 +101,12 @@ def completion_body(
     created: int,
     session_id: str | None,
     progress: list[dict[str, Any]],
+    model_finish: str | None = None,
 ) -> dict[str, Any]:
     """A `chat.completion` for a finished run: its reply, finish reason, usage and extension.
 
     `progress` holds the run's tool-progress events (as JSON); they go in `rxagent.events`.
+    `model_finish` is the last top-level model call's finish reason (see `finish_reason`).
 
     Example:
         ```python
@@ -113,7 +135,7 @@ def completion_body(
                 "index": 0,
                 "message": message,
                 "logprobs": None,
-                "finish_reason": finish_reason(result),
+                "finish_reason": finish_reason(result, model_finish),
             }
         ],
         "usage": usage_body(result.usage),
@@ -164,6 +186,7 @@ class ChunkStream:
         self.id = ""
         self._step_text: list[str] = []  # the text the current top-level step streamed, in parts
         self._streamed_text = False
+        self.model_finish: str | None = None  # the last top-level model call's finish reason
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -200,6 +223,8 @@ class ChunkStream:
                 out.append(self._chunk({"reasoning_content": delta.text}))
         elif isinstance(event, PreReasoningEvent) and top_level:
             self._step_text = []
+        elif isinstance(event, PostReasoningEvent) and top_level:
+            self.model_finish = event.finish_reason
         elif event.type in PROGRESS_EVENTS:
             chunk = self._chunk({})
             chunk["rxagent"] = {"event": event.model_dump(mode="json")}
@@ -219,7 +244,7 @@ class ChunkStream:
                 out.append(self._text(reply[len(streamed) :], new_block=False))
             elif reply:
                 out.append(self._text(reply, new_block=True))
-        last = self._chunk({}, finish_reason(result))
+        last = self._chunk({}, finish_reason(result, self.model_finish))
         last["rxagent"] = run_extension(result, session_id)
         out.append(last)
         if self.include_usage:

@@ -116,6 +116,7 @@ class UIMessageStreamTranslator:
         "_counter",
         "_finished",
         "_message_id",
+        "_model_finish",
         "_pieces",
         "_reasoning",
         "_run_id",
@@ -130,6 +131,7 @@ class UIMessageStreamTranslator:
     def __init__(self, *, message_id: str | None = None) -> None:
         self._message_id = message_id
         self._run_id = ""
+        self._model_finish: str | None = None  # the last model call's finish reason
         self._started = False
         self._finished = False
         self._step_open = False
@@ -319,6 +321,7 @@ class UIMessageStreamTranslator:
         self._pieces.clear()
 
     def _on_post_reasoning(self, event: PostReasoningEvent, out: list[UIChunk]) -> None:
+        self._model_finish = event.finish_reason
         self._close_parts(out)
         self._shown_text = "".join("".join(self._pieces[p]) for p in sorted(self._pieces))
         ordered = [self._streamed[p] for p in sorted(self._streamed)]
@@ -413,7 +416,7 @@ class UIMessageStreamTranslator:
         for call_id in list(self._calls):
             self._output_error(call_id, not_run, out)
         self._end_step(out)
-        out.extend(finish_chunks(result))
+        out.extend(finish_chunks(result, self._model_finish))
         self._finished = True
 
 

@@ -121,11 +121,15 @@ def not_run_reason(result: AgentResult[Any]) -> str:
     return f"not executed: the run ended ({result.stop_reason})"
 
 
-def _finish_reason(result: AgentResult[Any]) -> str:
+def _finish_reason(result: AgentResult[Any], model_finish: str | None) -> str:
     if result.interrupted:
         return "other"
     if not result.ok:
         return "error"
+    if model_finish == "length":  # the model's token limit cut the reply
+        return "length"
+    if model_finish == "content_filter":
+        return "content-filter"
     return _FINISH_REASONS.get(result.stop_reason, "other")
 
 
@@ -141,13 +145,17 @@ def _usage(usage: Usage) -> dict[str, int]:
     }
 
 
-def finish_chunks(result: AgentResult[Any]) -> list[UIChunk]:
-    """The last chunks of a run's message: `abort` when it was interrupted, then `finish`."""
+def finish_chunks(result: AgentResult[Any], model_finish: str | None = None) -> list[UIChunk]:
+    """The last chunks of a run's message: `abort` when it was interrupted, then `finish`.
+
+    `model_finish` is the last model call's finish reason: `"length"` (the reply was cut) and
+    `"content_filter"` show in `finishReason`.
+    """
     chunks: list[UIChunk] = []
     if result.interrupted:
         chunks.append({"type": "abort", "reason": result.error.message if result.error else ""})
     chunks.append(
-        {"type": "finish", "finishReason": _finish_reason(result),
+        {"type": "finish", "finishReason": _finish_reason(result, model_finish),
          "messageMetadata": _final_metadata(result)}
     )  # fmt: skip
     return chunks

@@ -387,6 +387,8 @@ class Tracing:
         usage = event.usage
         span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+        if event.finish_reason is not None:
+            span.set_attribute("gen_ai.response.finish_reasons", (event.finish_reason,))
         model = event.response.metadata.get("model")
         if isinstance(model, str):
             span.set_attribute("gen_ai.response.model", model)

@@ -266,7 +266,14 @@ _PAYLOADS: Final[dict[type[BaseEvent], Callable[[], SearchStrategy[dict[str, Any
     ),
     ReasoningChunkEvent: lambda: _chunk_deltas().map(lambda d: {"delta": d, "index": d.index}),
     PostReasoningEvent: lambda: st.fixed_dictionaries(
-        {"response": _assistant_messages(), "usage": usages(), "stop": st.booleans()}
+        {
+            "response": _assistant_messages(),
+            "usage": usages(),
+            "stop": st.booleans(),
+            "finish_reason": st.sampled_from(
+                [None, "stop", "length", "tool_calls", "content_filter", "pause"]
+            ),
+        }
     ),
     PreActingEvent: lambda: st.fixed_dictionaries({"tool_call": tool_use_blocks()}),
     ActingChunkEvent: lambda: st.fixed_dictionaries(
