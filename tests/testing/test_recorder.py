@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 
 from rxagent.events import (
+    BaseEvent,
     PostReasoningEvent,
     PreCallEvent,
     PreReasoningEvent,
@@ -43,7 +44,8 @@ def test_records_every_event_in_order() -> None:
 
 def test_filters_by_event_type() -> None:
     recorder = EventRecorder(PreReasoningEvent, "post_reasoning")
-    assert recorder.events == frozenset({PreReasoningEvent, PostReasoningEvent})
+    expected: frozenset[type[BaseEvent]] = frozenset({PreReasoningEvent, PostReasoningEvent})
+    assert recorder.events == expected
     dispatch(
         HookChain([recorder]),
         PreCallEvent(input=[Msg.user("hi")]),
