@@ -43,6 +43,7 @@ def test_records_every_event_in_order() -> None:
 
 def test_filters_by_event_type() -> None:
     recorder = EventRecorder(PreReasoningEvent, "post_reasoning")
+    assert recorder.events is not None
     assert sorted(e.__name__ for e in recorder.events) == [
         "PostReasoningEvent",
         "PreReasoningEvent",
