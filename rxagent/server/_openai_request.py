@@ -142,8 +142,11 @@ def _refuse_client_features(body: Mapping[str, Any], model: str) -> None:
         raise unsupported(
             "n", f"Only one choice is supported ('n': {n}); send n=1 or leave it out."
         )
-    if body.get("logprobs") not in (None, False) or body.get("top_logprobs") is not None:
-        key = "logprobs" if body.get("logprobs") not in (None, False) else "top_logprobs"
+    logprobs = body.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, bool):
+        raise wrong_type("logprobs", "a boolean", logprobs)
+    if logprobs or body.get("top_logprobs") is not None:
+        key = "logprobs" if logprobs else "top_logprobs"
         raise unsupported(
             key, f"'{key}' is not supported: an agent's reply has no log probabilities."
         )
