@@ -110,6 +110,8 @@ def _response_format(value: object) -> Mapping[str, Any] | None:
     if kind == "json_schema":
         schema = read_object(fmt.get("json_schema"), "response_format.json_schema")
         read_text(schema, "name", "response_format.json_schema")
+        if schema.get("schema") is not None:
+            read_object(schema["schema"], "response_format.json_schema.schema")
     elif kind != "json_object":
         raise invalid(
             "response_format.type",

@@ -219,6 +219,14 @@ def test_max_tokens_alone_and_text_response_format():
         (body(n="2"), 422, "invalid_type", "n"),
         (body(logprobs=True), 400, "unsupported_parameter", "logprobs"),
         (body(logprobs=0), 422, "invalid_type", "logprobs"),
+        (
+            body(
+                response_format={"type": "json_schema", "json_schema": {"name": "a", "schema": []}}
+            ),
+            422,
+            "invalid_type",
+            "response_format.json_schema.schema",
+        ),
         (body(logprobs=1), 422, "invalid_type", "logprobs"),
         (body(logprobs="no"), 422, "invalid_type", "logprobs"),
         (body(top_logprobs=2), 400, "unsupported_parameter", "top_logprobs"),
