@@ -128,7 +128,10 @@ _RESPONSE_FORMAT: dict[str, Any] = {
                 "json_schema": {
                     "type": "object",
                     "required": ["name"],
-                    "properties": {"name": {"type": "string"}, "schema": {"type": "object"}},
+                    "properties": {
+                        "name": {"type": "string"},
+                        "schema": {"type": ["object", "null"]},
+                    },
                 },
             },
         },
@@ -160,8 +163,16 @@ _REQUEST: dict[str, Any] = {
         "seed": {"type": ["integer", "null"]},
         "response_format": _RESPONSE_FORMAT,
         "n": {"enum": [1, None]},
-        "tools": {"type": ["array", "null"], "maxItems": 0, "description": "Refused when not empty."},
-        "functions": {"type": ["array", "null"], "maxItems": 0, "description": "Refused when not empty."},
+        "tools": {
+            "type": ["array", "null"],
+            "maxItems": 0,
+            "description": "Refused when not empty.",
+        },
+        "functions": {
+            "type": ["array", "null"],
+            "maxItems": 0,
+            "description": "Refused when not empty.",
+        },
         "tool_choice": {"enum": ["auto", "none", None]},
         "function_call": {"enum": ["auto", "none", None]},
         "logprobs": {"enum": [False, None]},

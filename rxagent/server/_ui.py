@@ -205,7 +205,13 @@ _UI_MESSAGE_SCHEMA: Final[dict[str, Any]] = {
             "items": {"anyOf": [_TEXT_PART, _IMAGE_PART, _IGNORED_PART]},
             "contains": {
                 "anyOf": [
-                    {**_TEXT_PART, "properties": {"type": {"const": "text"}, "text": {"type": "string", "minLength": 1}}},
+                    {
+                        **_TEXT_PART,
+                        "properties": {
+                            "type": {"const": "text"},
+                            "text": {"type": "string", "minLength": 1},
+                        },
+                    },
                     _IMAGE_PART,
                 ]
             },
@@ -229,14 +235,19 @@ _BODY_SCHEMA: Final[dict[str, Any]] = {
                 "messages": {"type": "array", "items": _UI_MESSAGE_SCHEMA, "minItems": 1},
                 "trigger": {"enum": ["submit-message", "regenerate-message", None]},
                 "messageId": {"type": ["string", "null"]},
-                "session_id": {**_SESSION, "description": "Overrides the chat id as the session id."},
+                "session_id": {
+                    **_SESSION,
+                    "description": "Overrides the chat id as the session id.",
+                },
                 "input": {"type": "null"},
             },
             "examples": [
                 {
                     "id": "chat-1",
                     "trigger": "submit-message",
-                    "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Hi"}]}],
+                    "messages": [
+                        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Hi"}]}
+                    ],
                 }
             ],
         },
