@@ -90,7 +90,7 @@ def _message(roles: list[str], parts: list[dict[str, Any]]) -> dict[str, Any]:
                     {"type": "array", "items": parts[0] if len(parts) == 1 else {"anyOf": parts}},
                 ]
             },
-            "name": {"type": "string"},
+            "name": {"type": ["string", "null"]},
         },
     }
 
@@ -151,8 +151,8 @@ _REQUEST: dict[str, Any] = {
             "properties": {"include_usage": {"type": ["boolean", "null"]}},
         },
         "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
-        "max_tokens": {"type": ["integer", "null"], "minimum": 1},
-        "max_completion_tokens": {"type": ["integer", "null"], "minimum": 1},
+        "max_tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 2**31 - 1},
+        "max_completion_tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 2**31 - 1},
         "stop": {
             "oneOf": [
                 {"type": "string"},

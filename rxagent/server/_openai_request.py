@@ -27,7 +27,10 @@ from rxagent.server._openai_messages import read_messages
 if TYPE_CHECKING:
     from rxagent.messages import Msg
 
-__all__ = ["IGNORED_PARAMS", "ChatRequest", "read_chat_request"]
+__all__ = ["IGNORED_PARAMS", "MAX_OUTPUT_TOKENS", "ChatRequest", "read_chat_request"]
+
+MAX_OUTPUT_TOKENS: Final = 2**31 - 1
+"""The largest `max_tokens` / `max_completion_tokens` read (a model's own window may be less)."""
 
 IGNORED_PARAMS: Final = frozenset(
     (
@@ -79,14 +82,20 @@ def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float
     return float(value)
 
 
-def _integer(body: Mapping[str, Any], key: str, low: int | None = None) -> int | None:
+def _integer(
+    body: Mapping[str, Any], key: str, low: int | None = None, high: int | None = None
+) -> int | None:
     value = body.get(key)
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON has one number type: 5.0 is the integer 5
     if isinstance(value, bool) or not isinstance(value, int):
         raise wrong_type(key, "an integer", value)
     if low is not None and value < low:
         raise invalid(key, f"Invalid '{key}': {value}; expected at least {low}.")
+    if high is not None and value > high:
+        raise invalid(key, f"Invalid '{key}': {value}; expected at most {high}.")
     return value
 
 
@@ -163,8 +172,8 @@ def _options(body: Mapping[str, Any]) -> ModelOptions:
     temperature = _number(body, "temperature", 0.0, 2.0)
     if temperature is not None:
         fields["temperature"] = temperature
-    max_tokens = _integer(body, "max_tokens", 1)
-    max_completion_tokens = _integer(body, "max_completion_tokens", 1)
+    max_tokens = _integer(body, "max_tokens", 1, MAX_OUTPUT_TOKENS)
+    max_completion_tokens = _integer(body, "max_completion_tokens", 1, MAX_OUTPUT_TOKENS)
     limit = max_completion_tokens if max_completion_tokens is not None else max_tokens
     if limit is not None:
         fields["max_output_tokens"] = limit

@@ -1,12 +1,14 @@
 """The server the API fuzz test runs against: `python serve_fuzzed.py`.
 
 It serves on a free port of 127.0.0.1, with the API key in $RXAGENT_FUZZ_KEY, and prints its
-URL. The models answer any input, so fuzzed inputs never exhaust a script:
+URL. The models answer any input, so fuzzed inputs never exhaust a script, and declare a context
+window that holds any `max_tokens` the document allows:
 
 - "pay" parks every new user message on a tool call that needs approval (`wire_money`), and
   answers "paid" / "not paid" once the call is decided;
 - "bot" answers "pong";
-- "desk" is a `SequentialPipeline` of two such agents ("writer" then "editor").
+- "desk" is a `SequentialPipeline`: "writer" answers "a draft", then "editor" parks on a tool
+  call that needs approval (`publish`) and answers once it is decided.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rxagent.multiagent import SequentialPipeline
 from rxagent.server import ServerConfig, run_server
 from rxagent.testing import FunctionModel, tool_call
 
+WINDOW = 2**40
+
 
 @tool(needs_approval=True)
 def wire_money(amount: int) -> str:
@@ -30,10 +34,26 @@ def wire_money(amount: int) -> str:
     return f"sent {amount}"
 
 
+@tool(needs_approval=True)
+def publish(title: str) -> str:
+    """Publish a draft.
+
+    Args:
+        title: Its title.
+    """
+    return f"published {title}"
+
+
 def pay(messages: list[Msg], tools: Any, options: Any) -> Any:
     if messages[-1].role == "user":
         return tool_call("wire_money", amount=5)
     return "paid"
+
+
+def edit(messages: list[Msg], tools: Any, options: Any) -> Any:
+    if messages[-1].role == "user":
+        return tool_call("publish", title="A polished draft.")
+    return "A polished draft."
 
 
 def answer(reply: str) -> Any:
@@ -45,12 +65,21 @@ def answer(reply: str) -> Any:
 
 def main() -> None:
     agents = [
-        ReActAgent("pay", "Pay what is asked.", FunctionModel(pay), tools=[wire_money]),
-        ReActAgent("bot", "Answer briefly.", FunctionModel(answer("pong"))),
+        ReActAgent(
+            "pay",
+            "Pay what is asked.",
+            FunctionModel(pay, context_window=WINDOW),
+            tools=[wire_money],
+        ),
+        ReActAgent("bot", "Answer briefly.", FunctionModel(answer("pong"), context_window=WINDOW)),
         SequentialPipeline(
             [
-                ReActAgent("writer", "Write.", FunctionModel(answer("a draft"))),
-                ReActAgent("editor", "Edit.", FunctionModel(answer("A polished draft."))),
+                ReActAgent(
+                    "writer", "Write.", FunctionModel(answer("a draft"), context_window=WINDOW)
+                ),
+                ReActAgent(
+                    "editor", "Edit.", FunctionModel(edit, context_window=WINDOW), tools=[publish]
+                ),
             ],
             name="desk",
         ),

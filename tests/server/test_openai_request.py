@@ -389,3 +389,14 @@ def test_new_input_with_history_needs_user_messages(sent: list[Msg]):
     with pytest.raises(ApiError) as info:
         new_input(sent, has_history=True)
     assert (info.value.status, info.value.field) == (422, "messages")
+
+
+def test_a_whole_number_written_with_a_fraction_is_an_integer():
+    chat = read_chat_request(body(max_tokens=5.0, seed=7.0, n=1.0))
+    assert (chat.options.max_output_tokens, chat.options.seed) == (5, 7)
+    assert isinstance(chat.options.max_output_tokens, int)
+    assert read_chat_request(body(max_tokens=2**31 - 1)).options.max_output_tokens == 2**31 - 1
+    too_many = error_of(body(max_completion_tokens=2**31))
+    assert (too_many.status, too_many.field) == (422, "max_completion_tokens")
+    error = error_of(body(max_tokens=5.5))
+    assert (error.status, error.code, error.field) == (422, "invalid_type", "max_tokens")
