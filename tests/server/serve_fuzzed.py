@@ -64,7 +64,7 @@ def answer(reply: str) -> Any:
 
 
 def main() -> None:
-    agents = [
+    agents: list[ReActAgent | SequentialPipeline] = [
         ReActAgent(
             "pay",
             "Pay what is asked.",
