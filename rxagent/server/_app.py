@@ -284,7 +284,9 @@ def create_app(
     extra_paths: dict[str, Any] = {**openai_paths(), **ui_paths()}
     if config.playground:
         extra_paths.update(playground_paths())
-    document = openapi_document(extra_paths, version=__version__, auth=keys is not None)
+    document = openapi_document(
+        extra_paths, version=__version__, auth=keys is not None, agents=table
+    )
     app[_OPENAPI] = json.dumps(document)
     if config.cors_origins:  # CORS is off by default: no per-request work for it then
         app.on_response_prepare.append(cors_on_prepare)

@@ -308,8 +308,8 @@ class ServerContext(SessionLookup):
         if ephemeral:
             session_id = f"ephemeral-{uuid.uuid4().hex}"
         try:  # checks the input at once; nothing runs before the iterator is read
-            if not isinstance(inputs, str | Msg):
-                check_input_history(inputs)
+            if not isinstance(inputs, str):  # one message is a history of one
+                check_input_history([inputs] if isinstance(inputs, Msg) else inputs)
             source = agent.events(
                 inputs, session_id=session_id or "unclaimed", options=options, principal=principal
             )

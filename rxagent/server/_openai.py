@@ -182,7 +182,7 @@ def _failure(result: AgentResult[Any], agent: str, *, ephemeral: bool) -> ApiErr
         return run_error(result.error, agent)
     if result.pending_approvals and ephemeral:
         return ApiError(
-            400,
+            409,
             "approval_required",
             f"The agent '{agent}' needs approval for tool calls, which needs a session: send "
             f"the header '{SESSION_HEADER}: <id>', then approve with POST "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rxagent.server._openapi import AGENT_NAME, SSE_EVENT
 from rxagent.server._schemas import SESSION_ID_PATTERN
 
 __all__ = ["openapi_paths"]
@@ -14,7 +15,8 @@ def _error_responses(*statuses: int) -> dict[str, Any]:
         400: "An unsupported parameter (client-side tools, n > 1, ...) or a refused input",
         401: "A missing or wrong bearer token",
         404: "`model` names no agent (`code: model_not_found`)",
-        409: "The session named by X-Session-Id already has a run in progress",
+        409: "The session named by X-Session-Id already has a run in progress, or a stateless "
+        "run parked on a tool approval (`approval_required`: send X-Session-Id)",
         413: "The body is larger than the server's limit",
         415: "The body is not JSON: send `Content-Type: application/json`",
         422: "A parameter of the wrong type or value (`param` names it)",
@@ -50,24 +52,90 @@ _ERROR: dict[str, Any] = {
     },
 }
 
-_CONTENT: dict[str, Any] = {
-    "oneOf": [
-        {"type": "string"},
-        {"type": "array", "items": {"type": "object", "additionalProperties": True}},
-    ]
+_BASE64_URL = (
+    r"^(?:(?!data:[^,]*;base64,)[\s\S]*|data:[^,]*;base64,"
+    r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$"
+)
+"""An image URL; a base64 data URL holds valid base64."""
+
+_TEXT_PART: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "text"],
+    "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
 }
 
-_MESSAGE: dict[str, Any] = {
+_IMAGE_PART: dict[str, Any] = {
     "type": "object",
-    "required": ["role"],
+    "required": ["type", "image_url"],
     "properties": {
-        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant", "tool"]},
-        "content": {"oneOf": [*_CONTENT["oneOf"], {"type": "null"}]},
-        "name": {"type": "string"},
-        "tool_calls": {"type": "array", "items": {"type": "object", "additionalProperties": True}},
-        "tool_call_id": {"type": "string"},
-        "reasoning_content": {"type": "string"},
+        "type": {"const": "image_url"},
+        "image_url": {
+            "type": "object",
+            "required": ["url"],
+            "properties": {"url": {"type": "string", "pattern": _BASE64_URL}},
+        },
     },
+}
+
+
+def _message(roles: list[str], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["role", "content"],
+        "properties": {
+            "role": {"enum": roles},
+            "content": {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": parts[0] if len(parts) == 1 else {"anyOf": parts}},
+                ]
+            },
+            "name": {"type": ["string", "null"]},
+        },
+    }
+
+
+_USER_MESSAGE: dict[str, Any] = _message(["user"], [_TEXT_PART, _IMAGE_PART])
+
+_MESSAGES: dict[str, Any] = {
+    "type": "array",
+    "minItems": 1,
+    "description": (
+        "The conversation, ending with the user's message. Assistant messages, and `tool` "
+        "messages that answer an assistant message's `tool_calls`, are accepted too where they "
+        "follow one another as OpenAI's API requires; the schema describes system, developer "
+        "and user messages only (it cannot say which message is last, or which call a tool "
+        "message answers)."
+    ),
+    "items": {"oneOf": [_message(["system", "developer"], [_TEXT_PART]), _USER_MESSAGE]},
+    "contains": {"type": "object", "required": ["role"], "properties": {"role": {"const": "user"}}},
+    "examples": [[{"role": "user", "content": "What is 2 + 3?"}]],
+}
+
+_RESPONSE_FORMAT: dict[str, Any] = {
+    "oneOf": [
+        {"type": "null"},
+        {
+            "type": "object",
+            "required": ["type"],
+            "properties": {"type": {"enum": ["text", "json_object"]}},
+        },
+        {
+            "type": "object",
+            "required": ["type", "json_schema"],
+            "properties": {
+                "type": {"const": "json_schema"},
+                "json_schema": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "schema": {"type": ["object", "null"]},
+                    },
+                },
+            },
+        },
+    ]
 }
 
 _REQUEST: dict[str, Any] = {
@@ -75,16 +143,16 @@ _REQUEST: dict[str, Any] = {
     "required": ["model", "messages"],
     "additionalProperties": True,
     "properties": {
-        "model": {"type": "string", "description": "The name of one of the server's agents."},
-        "messages": {"type": "array", "minItems": 1, "items": _MESSAGE},
+        "model": {**AGENT_NAME, "description": "The name of one of the server's agents."},
+        "messages": _MESSAGES,
         "stream": {"type": ["boolean", "null"]},
         "stream_options": {
             "type": ["object", "null"],
-            "properties": {"include_usage": {"type": "boolean"}},
+            "properties": {"include_usage": {"type": ["boolean", "null"]}},
         },
         "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
-        "max_tokens": {"type": ["integer", "null"], "minimum": 1},
-        "max_completion_tokens": {"type": ["integer", "null"], "minimum": 1},
+        "max_tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 2**31 - 1},
+        "max_completion_tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 2**31 - 1},
         "stop": {
             "oneOf": [
                 {"type": "string"},
@@ -93,9 +161,24 @@ _REQUEST: dict[str, Any] = {
             ]
         },
         "seed": {"type": ["integer", "null"]},
-        "response_format": {"type": ["object", "null"], "additionalProperties": True},
-        "n": {"type": ["integer", "null"], "enum": [1, None]},
-        "tools": {"type": "array", "maxItems": 0, "description": "Refused when not empty."},
+        "response_format": _RESPONSE_FORMAT,
+        "n": {"enum": [1, None]},
+        "tools": {
+            "type": ["array", "null"],
+            "maxItems": 0,
+            "description": "Refused when not empty.",
+        },
+        "functions": {
+            "type": ["array", "null"],
+            "maxItems": 0,
+            "description": "Refused when not empty.",
+        },
+        "tool_choice": {"enum": ["auto", "none", None]},
+        "function_call": {"enum": ["auto", "none", None]},
+        "logprobs": {"enum": [False, None]},
+        "top_logprobs": {"type": "null"},
+        "audio": {"type": "null"},
+        "modalities": {"anyOf": [{"type": "null"}, {"const": ["text"]}]},
     },
 }
 
@@ -209,7 +292,7 @@ def openapi_paths() -> dict[str, Any]:
                         "stream of `chat.completion.chunk` objects ending with `data: [DONE]`",
                         "content": {
                             "application/json": {"schema": _COMPLETION},
-                            "text/event-stream": {"schema": {"type": "string"}},
+                            "text/event-stream": {"schema": SSE_EVENT},
                         },
                     },
                     **_error_responses(400, 401, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504),
@@ -246,7 +329,7 @@ def openapi_paths() -> dict[str, Any]:
                 "summary": "One agent, as an OpenAI model object",
                 "tags": ["openai"],
                 "parameters": [
-                    {"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}
+                    {"name": "model", "in": "path", "required": True, "schema": AGENT_NAME}
                 ],
                 "responses": {
                     "200": {

@@ -27,7 +27,10 @@ from rxagent.server._openai_messages import read_messages
 if TYPE_CHECKING:
     from rxagent.messages import Msg
 
-__all__ = ["IGNORED_PARAMS", "ChatRequest", "read_chat_request"]
+__all__ = ["IGNORED_PARAMS", "MAX_OUTPUT_TOKENS", "ChatRequest", "read_chat_request"]
+
+MAX_OUTPUT_TOKENS: Final = 2**31 - 1
+"""The largest `max_tokens` / `max_completion_tokens` read (a model's own window may be less)."""
 
 IGNORED_PARAMS: Final = frozenset(
     (
@@ -79,14 +82,20 @@ def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float
     return float(value)
 
 
-def _integer(body: Mapping[str, Any], key: str, low: int | None = None) -> int | None:
+def _integer(
+    body: Mapping[str, Any], key: str, low: int | None = None, high: int | None = None
+) -> int | None:
     value = body.get(key)
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON has one number type: 5.0 is the integer 5
     if isinstance(value, bool) or not isinstance(value, int):
         raise wrong_type(key, "an integer", value)
     if low is not None and value < low:
         raise invalid(key, f"Invalid '{key}': {value}; expected at least {low}.")
+    if high is not None and value > high:
+        raise invalid(key, f"Invalid '{key}': {value}; expected at most {high}.")
     return value
 
 
@@ -110,6 +119,8 @@ def _response_format(value: object) -> Mapping[str, Any] | None:
     if kind == "json_schema":
         schema = read_object(fmt.get("json_schema"), "response_format.json_schema")
         read_text(schema, "name", "response_format.json_schema")
+        if schema.get("schema") is not None:
+            read_object(schema["schema"], "response_format.json_schema.schema")
     elif kind != "json_object":
         raise invalid(
             "response_format.type",
@@ -142,8 +153,11 @@ def _refuse_client_features(body: Mapping[str, Any], model: str) -> None:
         raise unsupported(
             "n", f"Only one choice is supported ('n': {n}); send n=1 or leave it out."
         )
-    if body.get("logprobs") not in (None, False) or body.get("top_logprobs") is not None:
-        key = "logprobs" if body.get("logprobs") not in (None, False) else "top_logprobs"
+    logprobs = body.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, bool):
+        raise wrong_type("logprobs", "a boolean", logprobs)
+    if logprobs or body.get("top_logprobs") is not None:
+        key = "logprobs" if logprobs else "top_logprobs"
         raise unsupported(
             key, f"'{key}' is not supported: an agent's reply has no log probabilities."
         )
@@ -158,8 +172,8 @@ def _options(body: Mapping[str, Any]) -> ModelOptions:
     temperature = _number(body, "temperature", 0.0, 2.0)
     if temperature is not None:
         fields["temperature"] = temperature
-    max_tokens = _integer(body, "max_tokens", 1)
-    max_completion_tokens = _integer(body, "max_completion_tokens", 1)
+    max_tokens = _integer(body, "max_tokens", 1, MAX_OUTPUT_TOKENS)
+    max_completion_tokens = _integer(body, "max_completion_tokens", 1, MAX_OUTPUT_TOKENS)
     limit = max_completion_tokens if max_completion_tokens is not None else max_tokens
     if limit is not None:
         fields["max_output_tokens"] = limit

@@ -74,7 +74,7 @@ class SessionLookup:
         """Find the caller's session among the agents' stores (`agent_name` narrows the search).
 
         Raises:
-            ApiError: 404 when no agent has such a session of this key; 422
+            ApiError: 404 when no agent has such a session of this key; 409
                 `ambiguous_session` when several agents have one and `agent_name` is None.
         """
         agents = [self.agent(agent_name)] if agent_name is not None else list(self.agents.values())
@@ -88,7 +88,7 @@ class SessionLookup:
         if len(found) > 1:
             names = sorted(a.name for a, _ in found)
             raise ApiError(
-                422,
+                409,
                 "ambiguous_session",
                 f"agents {names} each have a session {session_id!r}; add ?agent=<name>",
                 field="agent",

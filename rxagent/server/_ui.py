@@ -18,8 +18,9 @@ from aiohttp import web
 
 from rxagent.server._core import SERVER_KEY
 from rxagent.server._errors import server_failure
-from rxagent.server._openapi import ERROR_RESPONSES
+from rxagent.server._openapi import AGENT_NAME, ERROR_RESPONSES, SSE_EVENT
 from rxagent.server._runs import KEEPALIVE_FRAME
+from rxagent.server._schemas import SESSION_ID_PATTERN
 from rxagent.server._ui_body import UIRunBody
 from rxagent.server._ui_chunks import UIMessageStreamTranslator
 from rxagent.server._ui_wire import DONE_FRAME, UI_STREAM_HEADERS, encode_ui_chunks
@@ -110,7 +111,7 @@ def openapi_paths() -> dict[str, Any]:
             "description": ERROR_RESPONSES[status],
             "content": {"application/json": {"schema": error}},
         }
-        for status in (400, 401, 404, 409, 413, 415, 422, 429)
+        for status in (400, 401, 404, 409, 413, 415, 422, 429, 503)
     }
     return {
         UI_PATH: {
@@ -124,7 +125,7 @@ def openapi_paths() -> dict[str, Any]:
                     "`data: [DONE]`, with the header `x-vercel-ai-ui-message-stream: v1`."
                 ),
                 "parameters": [
-                    {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+                    {"name": "name", "in": "path", "required": True, "schema": AGENT_NAME}
                 ],
                 "requestBody": {
                     "required": True,
@@ -140,10 +141,20 @@ def openapi_paths() -> dict[str, Any]:
                             },
                             "X-Session-Id": {
                                 "description": "The run's session.",
-                                "schema": {"type": "string"},
+                                "required": True,
+                                "schema": {"type": "string", "pattern": SESSION_ID_PATTERN},
                             },
                         },
-                        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                        "content": {"text/event-stream": {"schema": SSE_EVENT}},
+                        "links": {
+                            "GetSession": {
+                                "operationId": "getSession",
+                                "parameters": {
+                                    "session_id": "$response.header.X-Session-Id",
+                                    "agent": "$request.path.name",
+                                },
+                            }
+                        },
                     },
                     **errors,
                 },
@@ -152,15 +163,64 @@ def openapi_paths() -> dict[str, Any]:
     }
 
 
+_TEXT_PART: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["type", "text"],
+    "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
+}
+_IMAGE_PART: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["type", "mediaType", "url"],
+    "properties": {
+        "type": {"const": "file"},
+        "mediaType": {"type": "string", "pattern": "^image/"},
+        "url": {"type": "string", "minLength": 1},
+    },
+}
+_IGNORED_PART: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {
+            "anyOf": [
+                {"enum": ["step-start", "reasoning", "source-url", "source-document"]},
+                {"type": "string", "pattern": "^data-"},
+            ]
+        }
+    },
+}
+
 _UI_MESSAGE_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
-    "description": "An AI SDK `UIMessage`.",
+    "description": (
+        "An AI SDK `UIMessage`. The server reads the last message only, which must be the "
+        "user's, with a text or image part; the document describes every message that way."
+    ),
     "required": ["role", "parts"],
     "properties": {
         "id": {"type": "string"},
-        "role": {"enum": ["system", "user", "assistant"]},
-        "parts": {"type": "array", "items": {"type": "object"}},
+        "role": {"const": "user"},
+        "parts": {
+            "type": "array",
+            "items": {"anyOf": [_TEXT_PART, _IMAGE_PART, _IGNORED_PART]},
+            "contains": {
+                "anyOf": [
+                    {
+                        **_TEXT_PART,
+                        "properties": {
+                            "type": {"const": "text"},
+                            "text": {"type": "string", "minLength": 1},
+                        },
+                    },
+                    _IMAGE_PART,
+                ]
+            },
+        },
     },
+}
+
+_SESSION: Final[dict[str, Any]] = {
+    "anyOf": [{"type": "string", "pattern": SESSION_ID_PATTERN}, {"type": "null"}]
 }
 
 _BODY_SCHEMA: Final[dict[str, Any]] = {
@@ -171,16 +231,40 @@ _BODY_SCHEMA: Final[dict[str, Any]] = {
             "type": "object",
             "required": ["messages"],
             "properties": {
-                "id": {"type": "string", "description": "The chat id: the session id."},
+                "id": {**_SESSION, "description": "The chat id: the session id."},
                 "messages": {"type": "array", "items": _UI_MESSAGE_SCHEMA, "minItems": 1},
-                "trigger": {"enum": ["submit-message", "regenerate-message"]},
+                "trigger": {"enum": ["submit-message", "regenerate-message", None]},
                 "messageId": {"type": ["string", "null"]},
                 "session_id": {
-                    "type": ["string", "null"],
+                    **_SESSION,
                     "description": "Overrides the chat id as the session id.",
                 },
+                "input": {"type": "null"},
             },
+            "examples": [
+                {
+                    "id": "chat-1",
+                    "trigger": "submit-message",
+                    "messages": [
+                        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Hi"}]}
+                    ],
+                }
+            ],
         },
-        {"$ref": "#/components/schemas/RunRequest"},
+        {
+            "title": "UIRunRequest",
+            "description": "rxagent's run body, as on `POST /v1/agents/{name}/runs`.",
+            "type": "object",
+            "required": ["input"],
+            "properties": {
+                "input": {"$ref": "#/components/schemas/RunInput"},
+                "session_id": _SESSION,
+                "id": _SESSION,
+                "messages": {"type": "null"},
+                "trigger": {"enum": ["submit-message", "regenerate-message", None]},
+                "messageId": {"type": ["string", "null"]},
+            },
+            "examples": [{"input": "Hello!"}],
+        },
     ]
 }

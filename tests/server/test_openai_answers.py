@@ -200,5 +200,5 @@ def test_what_a_finished_run_answers_with():
     assert _failure(parked, "bot", ephemeral=False) is None
     error = _failure(parked, "bot", ephemeral=True)
     assert error is not None
-    assert (error.status, error.code) == (400, "approval_required")
+    assert (error.status, error.code) == (409, "approval_required")
     assert "X-Session-Id" in error.message

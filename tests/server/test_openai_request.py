@@ -218,6 +218,17 @@ def test_max_tokens_alone_and_text_response_format():
         (body(n=2), 400, "unsupported_parameter", "n"),
         (body(n="2"), 422, "invalid_type", "n"),
         (body(logprobs=True), 400, "unsupported_parameter", "logprobs"),
+        (body(logprobs=0), 422, "invalid_type", "logprobs"),
+        (
+            body(
+                response_format={"type": "json_schema", "json_schema": {"name": "a", "schema": []}}
+            ),
+            422,
+            "invalid_type",
+            "response_format.json_schema.schema",
+        ),
+        (body(logprobs=1), 422, "invalid_type", "logprobs"),
+        (body(logprobs="no"), 422, "invalid_type", "logprobs"),
         (body(top_logprobs=2), 400, "unsupported_parameter", "top_logprobs"),
         (body(modalities=["text", "audio"]), 400, "unsupported_parameter", "modalities"),
         (body(audio={"voice": "x"}), 400, "unsupported_parameter", "audio"),
@@ -378,3 +389,14 @@ def test_new_input_with_history_needs_user_messages(sent: list[Msg]):
     with pytest.raises(ApiError) as info:
         new_input(sent, has_history=True)
     assert (info.value.status, info.value.field) == (422, "messages")
+
+
+def test_a_whole_number_written_with_a_fraction_is_an_integer():
+    chat = read_chat_request(body(max_tokens=5.0, seed=7.0, n=1.0))
+    assert (chat.options.max_output_tokens, chat.options.seed) == (5, 7)
+    assert isinstance(chat.options.max_output_tokens, int)
+    assert read_chat_request(body(max_tokens=2**31 - 1)).options.max_output_tokens == 2**31 - 1
+    too_many = error_of(body(max_completion_tokens=2**31))
+    assert (too_many.status, too_many.field) == (422, "max_completion_tokens")
+    error = error_of(body(max_tokens=5.5))
+    assert (error.status, error.code, error.field) == (422, "invalid_type", "max_tokens")

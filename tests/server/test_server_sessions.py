@@ -70,7 +70,7 @@ async def test_a_session_id_of_two_agents_needs_the_agent_query():
         for name in ("a", "b"):
             body = {"input": "hi", "session_id": "same"}
             assert (await client.post(f"/v1/agents/{name}/runs", json=body)).status == 200
-        error = await expect_error(await client.get("/v1/sessions/same"), 422, "ambiguous_session")
+        error = await expect_error(await client.get("/v1/sessions/same"), 409, "ambiguous_session")
         assert error["field"] == "agent"
         info = await (await client.get("/v1/sessions/same?agent=b")).json()
         assert info["agent"] == "b"

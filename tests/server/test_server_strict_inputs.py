@@ -108,6 +108,45 @@ async def test_run_inputs_that_would_save_unpaired_history_are_refused(tmp_path:
             assert answer.status == 200  # paired history is taken as it is
 
 
+SINGLE_MESSAGES: dict[str, tuple[dict[str, Any], str]] = {
+    "a tool message": ({"role": "tool", "content": ""}, "input[0]: a tool message must hold"),
+    "a tool result": (
+        {"role": "tool", "content": [TOOL_RESULT]},
+        "input[0]: the tool result 'call_9' answers no tool call",
+    ),
+    "a tool call": (
+        {"role": "assistant", "content": [CALL]},
+        "input[0]: the tool calls 'call_9' have no tool message",
+    ),
+    "image data that is not base64": (
+        {
+            "role": "user",
+            "content": [{"type": "image", "data": "not base64!", "media_type": "image/png"}],
+        },
+        "input[0]: the image data is not valid base64",
+    ),
+}
+
+
+@pytest.mark.parametrize("route", ["runs", "runs:stream", "ui"])
+@pytest.mark.parametrize("case", sorted(SINGLE_MESSAGES))
+async def test_one_message_as_input_is_checked_as_a_history_of_one(route: str, case: str):
+    message, says = SINGLE_MESSAGES[case]
+    agent = ReActAgent("bot", "", ScriptedModel(["unused"]))
+    async with serving(create_app(agent)) as client:
+        body = {"input": message, "session_id": "s1"}
+        answer = await client.post(f"/v1/agents/bot/{route}", json=body)
+        assert answer.status == 422, await answer.text()
+        error = (await answer.json())["error"]
+        assert (error["code"], error["field"]) == ("invalid_input", "input")
+        assert says in error["message"]
+        assert (await client.get("/v1/sessions/s1")).status == 404  # nothing was saved
+        ok = await client.post(
+            f"/v1/agents/bot/{route}", json={"input": {"role": "user", "content": "hi"}}
+        )
+        assert ok.status == 200
+
+
 CHAT_CALL = {"id": "c1", "type": "function", "function": {"name": "slow", "arguments": "{}"}}
 
 

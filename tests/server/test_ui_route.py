@@ -357,4 +357,6 @@ def test_the_route_needs_no_server_to_describe_itself():
 
     assert UI_PATH == UI.replace("bot", "{name}")
     body = openapi_paths()[UI_PATH]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    assert body["oneOf"][1] == {"$ref": "#/components/schemas/RunRequest"}
+    run_body = body["oneOf"][1]
+    assert run_body["required"] == ["input"]
+    assert run_body["properties"]["input"] == {"$ref": "#/components/schemas/RunInput"}
