@@ -14,7 +14,7 @@ import uuid
 from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
@@ -48,13 +48,16 @@ from rxagent.server._sessions_lookup import OWNER_KEY, SessionLookup
 from rxagent.telemetry import remote_parent
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     from rxagent.events import AgentEvent, BaseEvent
     from rxagent.models.base import ModelOptions
     from rxagent.result import AgentResult
     from rxagent.server._schemas import ApprovalRequest
     from rxagent.server._served import ServedAgent
+    from rxagent.state import AgentState
+
+    RunInputs: TypeAlias = str | Msg | Sequence[Msg]
 
 __all__ = [
     "OWNER_KEY",
@@ -285,13 +288,16 @@ class ServerContext(SessionLookup):
         request: web.Request,
         principal: Principal,
         agent: ServedAgent,
-        inputs: str | Msg | Sequence[Msg],
+        inputs: RunInputs | Callable[[AgentState | None], RunInputs],
         session_id: str | None,
         *,
         ephemeral: bool = False,
         options: ModelOptions | None = None,
     ) -> AsyncIterator[RunHandle]:
         """Start a run and yield its handle.
+
+        `inputs` may be a function of the session's saved state (None for a new or throw-away
+        session), called once the session is claimed: the route then needs no load of its own.
 
         - `session_id=None` gets a fresh id; an existing session of another key is a 404;
           a session with a run in progress (here or in another process) is a 409.
@@ -307,22 +313,16 @@ class ServerContext(SessionLookup):
         """
         if ephemeral:
             session_id = f"ephemeral-{uuid.uuid4().hex}"
-        try:  # checks the input at once; nothing runs before the iterator is read
-            if not isinstance(inputs, str):  # one message is a history of one
-                check_input_history([inputs] if isinstance(inputs, Msg) else inputs)
-            source = agent.events(
-                inputs, session_id=session_id or "unclaimed", options=options, principal=principal
-            )
-        except InvalidInputError as exc:
-            raise ApiError(422, "invalid_input", str(exc), field="input") from None
+        if not callable(inputs):  # checks the input at once, before anything is written
+            _checked_source(agent, inputs, session_id or "unclaimed", options, principal)
         async with self.track(principal, agent, session_id) as active:  # 429 before any write
+            state: AgentState | None = None
             if not ephemeral:
-                session_id, _ = await self.claim_session(principal, agent, session_id)
+                session_id, state = await self.claim_session(principal, agent, session_id)
                 active.session_id = session_id
-                source = agent.events(
-                    inputs, session_id=session_id, options=options, principal=principal
-                )
             assert session_id is not None
+            given = inputs(state) if callable(inputs) else inputs
+            source = _checked_source(agent, given, session_id, options, principal)
             async with self._started(request, agent, session_id, source, ephemeral) as handle:
                 assert handle is not None  # a run always starts with its PreCall
                 yield handle
@@ -462,6 +462,22 @@ class ServerContext(SessionLookup):
             idle = await agent.wait_idle(max(0.0, deadline - loop.time())) and idle
         self.unfinished_at_shutdown = len(self._active)
         return idle
+
+
+def _checked_source(
+    agent: ServedAgent,
+    inputs: RunInputs,
+    session_id: str,
+    options: ModelOptions | None,
+    principal: Principal,
+) -> AsyncIterator[BaseEvent]:
+    """The run's events (nothing runs before they are read); ApiError 422 for a bad input."""
+    try:
+        if not isinstance(inputs, str):  # one message is a history of one
+            check_input_history([inputs] if isinstance(inputs, Msg) else inputs)
+        return agent.events(inputs, session_id=session_id, options=options, principal=principal)
+    except InvalidInputError as exc:
+        raise ApiError(422, "invalid_input", str(exc), field="input") from None
 
 
 async def _refuse_rate_limited(events: RunEvents) -> None:

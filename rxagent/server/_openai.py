@@ -23,7 +23,7 @@ from rxagent.server._errors import clip, server_failure
 from rxagent.server._openai_errors import error_body, invalid, run_error
 from rxagent.server._openai_messages import new_input
 from rxagent.server._openai_openapi import openapi_paths
-from rxagent.server._openai_request import ChatRequest, read_chat_request
+from rxagent.server._openai_request import read_chat_request
 from rxagent.server._openai_response import (
     PROGRESS_EVENTS,
     ChunkStream,
@@ -35,8 +35,9 @@ from rxagent.server._schemas import SESSION_ID_PATTERN
 if TYPE_CHECKING:
     from rxagent.messages import Msg
     from rxagent.result import AgentResult
-    from rxagent.server._core import Principal, RunHandle, ServerContext
+    from rxagent.server._core import RunHandle, ServerContext
     from rxagent.server._served import ServedAgent
+    from rxagent.state import AgentState
 
 __all__ = ["CHAT_COMPLETIONS_PATH", "SESSION_HEADER", "openapi_paths", "setup_openai_routes"]
 
@@ -159,23 +160,6 @@ def _session_header(request: web.Request) -> str | None:
     return session_id
 
 
-async def _inputs(
-    ctx: ServerContext, principal: Principal, chat: ChatRequest, session_id: str | None
-) -> tuple[Msg, ...]:
-    """The run's input: the whole request, or what is new to the caller's session."""
-    if session_id is None:
-        return chat.messages
-    try:
-        _, stored = await ctx.find_session(principal, session_id, chat.model)
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
-        has_history = False  # a new session (or another key's, which open_run refuses)
-    else:
-        has_history = bool(stored.state.memory)
-    return new_input(chat.messages, has_history=has_history)
-
-
 def _failure(result: AgentResult[Any], agent: str, *, ephemeral: bool) -> ApiError | None:
     """The error a finished run answers with, or None when its reply is the answer."""
     if result.error is not None and result.error.code != ErrorCode.INTERRUPTED:
@@ -198,8 +182,11 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     chat = read_chat_request(body.model_extra or {})
     agent = _agent(ctx, chat.model)
     session_id = _session_header(request)
-    inputs = await _inputs(ctx, principal, chat, session_id)
     ephemeral = session_id is None
+
+    def inputs(state: AgentState | None) -> tuple[Msg, ...]:  # from the one load of the claim
+        return new_input(chat.messages, has_history=state is not None and bool(state.memory))
+
     created = int(time.time())
     headers = {} if session_id is None else {SESSION_HEADER: session_id}
     async with ctx.open_run(

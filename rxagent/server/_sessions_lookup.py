@@ -45,8 +45,10 @@ class SessionLookup:
 
     async def claim_session(
         self, principal: Principal, agent: ServedAgent, session_id: str | None
-    ) -> tuple[str, bool]:
-        """Return `(session_id, created)`: a fresh or owned session, created (owned) if new.
+    ) -> tuple[str, AgentState | None]:
+        """Return `(session_id, state)`: the caller's session, created (owned) if new.
+
+        `state` is the session's saved state, loaded once here; None when it was just created.
 
         Raises:
             ApiError: 404 `session_not_found` when another key owns the session.
@@ -59,13 +61,13 @@ class SessionLookup:
             if stored is not None:
                 if owner_of(stored.state) != key_of(principal):
                     raise no_session(session_id)
-                return session_id, False
+                return session_id, stored.state
             state = AgentState(extra={OWNER_KEY: key_of(principal)})
             try:
                 await store.save(agent.name, session_id, state, expected_version=0)
             except ConcurrentModificationError:
                 continue  # created meanwhile: check its owner
-            return session_id, True
+            return session_id, None
         raise busy(session_id)
 
     async def find_session(

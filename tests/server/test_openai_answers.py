@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from server_helpers import serving  # type: ignore[import-not-found]
 
-from rxagent import PostCallEvent, ReActAgent, hook, tool
+from rxagent import InMemoryStore, PostCallEvent, ReActAgent, hook, tool
 from rxagent.errors import ApiError, ErrorCode
 from rxagent.messages import Msg, TextBlock, ThinkingBlock
 from rxagent.models import Usage
 from rxagent.result import AgentResult, ErrorInfo
+from rxagent.server import create_app
 from rxagent.server._openai_errors import error_body, run_error
 from rxagent.server._openai_response import ChunkStream, completion_body, finish_reason
 from rxagent.testing import ScriptedModel, thinking, tool_call
@@ -202,3 +204,36 @@ def test_what_a_finished_run_answers_with():
     assert error is not None
     assert (error.status, error.code) == (409, "approval_required")
     assert "X-Session-Id" in error.message
+
+
+async def test_a_request_with_a_session_loads_it_once_in_the_server():
+    """The route reads the history it needs from the claim's load; the run loads it once more."""
+
+    class CountingStore(InMemoryStore):
+        loads = 0
+
+        async def load(self, agent: str, session_id: str) -> Any:
+            CountingStore.loads += 1
+            return await super().load(agent, session_id)
+
+    store = CountingStore()
+    agent = ReActAgent("bot", "", ScriptedModel(["Hello!", "Four."]), store=store)
+    async with serving(create_app(agent)) as client:
+        headers = {"X-Session-Id": "s1"}
+        first = [{"role": "user", "content": "hi"}]
+        response = await client.post(
+            "/v1/chat/completions", json={"model": "bot", "messages": first}, headers=headers
+        )
+        assert response.status == 200
+        CountingStore.loads = 0
+        history = [*first, {"role": "assistant", "content": "Hello!"}]
+        history.append({"role": "user", "content": "2 + 2?"})
+        response = await client.post(
+            "/v1/chat/completions", json={"model": "bot", "messages": history}, headers=headers
+        )
+        body = await response.json()
+    assert body["choices"][0]["message"]["content"] == "Four."
+    assert CountingStore.loads == 2  # the server's claim, and the run's own load under its lease
+    state = await store.load("bot", "s1")
+    assert state is not None
+    assert [m.text for m in state.state.memory] == ["hi", "Hello!", "2 + 2?", "Four."]

@@ -85,7 +85,7 @@ async def test_a_run_under_another_key_is_refused_by_the_agent_itself():
     ctx = app[SERVER_KEY]
 
     async def no_check(principal: Any, served: Any, session_id: Any) -> Any:
-        return session_id, False  # the server's own check was passed before mallory's run
+        return session_id, None  # the server's own check was passed before mallory's run
 
     ctx.claim_session = no_check  # type: ignore[method-assign,assignment]
     before = snapshot(store)
