@@ -14,6 +14,7 @@ RxAgentError
 │   ├── MissingDependencyError        an optional package a feature needs is not installed
 │   └── UnsupportedSchemaError        a tool schema the test strategies cannot draw arguments from
 ├── SessionBusyError                  the session already has a run in progress
+├── SessionOwnerError                 the session was created under another API key
 ├── ConcurrentModificationError       an optimistic-version conflict in a SessionStore
 ├── ApprovalError                     an unknown or already decided approval id
 ├── StoreUnavailableError             a session store's server is down (rxagent.state)
