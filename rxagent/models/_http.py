@@ -436,6 +436,9 @@ class HTTPChatModel(PooledHTTPClient):
                 deltas = parser.close()
                 if deltas:
                     yield deltas
+        except AgentRunError as exc:  # an in-stream error or a body excerpt may echo the key
+            self._redacted(exc)
+            raise
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise transport_error(exc, provider, self.timeout, self._redact) from exc
 
@@ -455,7 +458,8 @@ def transport_error(
     if isinstance(exc, TimeoutError):
         message, recoverable = f"no response within the timeout ({_timeout_text(timeout)})", True
     elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
-        message, recoverable = f"the connection failed: {type(exc).__name__}: {exc}", True
+        message = f"the connection failed: {type(exc).__name__}: {redact(str(exc))}"
+        recoverable = True
     else:
         message = f"the request failed: {type(exc).__name__}: {excerpt(redact(str(exc)))}"
         recoverable = False
