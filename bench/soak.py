@@ -45,14 +45,15 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from rxagent import PostCallEvent, ReActAgent, tool
+from rxagent import PostCallEvent, ReActAgent, RunContext, tool
+from rxagent.agent._run import Run
+from rxagent.messages import Msg
 from rxagent.server import SERVER_KEY, ServerConfig, create_app
 from rxagent.state import InMemoryStore
 from rxagent.testing import FunctionModel, tool_call
 
 if TYPE_CHECKING:
     from rxagent.events import BaseEvent
-    from rxagent.messages import Msg
     from rxagent.models import ModelOptions, ToolSchema
 
 HOST = "127.0.0.1"
@@ -121,6 +122,19 @@ def bookkeeping(agent: ReActAgent, app: web.Application) -> dict[str, int]:
         "server runs_by_key": len(ctx._runs_by_key),
         "server cleanups": len(ctx._cleanups),
     }
+
+
+def live_objects() -> dict[str, int]:
+    """How many runs, run contexts and messages are alive (after `gc.collect()`)."""
+    counts = {"live runs": 0, "live run contexts": 0, "live messages": 0}
+    for obj in gc.get_objects():
+        if isinstance(obj, Run):
+            counts["live runs"] += 1
+        elif isinstance(obj, RunContext):
+            counts["live run contexts"] += 1
+        elif isinstance(obj, Msg):
+            counts["live messages"] += 1
+    return counts
 
 
 @dataclass
@@ -320,7 +334,8 @@ async def _sample(
     await asyncio.sleep(0)  # done callbacks run
     gc.collect()
     tasks = len(asyncio.all_tasks()) - 1  # not this one
-    return Sample(runs, rss_bytes(), open_fds(), tasks, bookkeeping(agent, app))
+    held = {**bookkeeping(agent, app), **live_objects()}
+    return Sample(runs, rss_bytes(), open_fds(), tasks, held)
 
 
 async def soak(runs: int, concurrency: int, samples: int, trace: bool) -> tuple[Soak, float, Any]:
