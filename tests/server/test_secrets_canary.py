@@ -355,6 +355,8 @@ async def test_no_canary_key_shows_anywhere(served: Served, captured: Capture):
         seen.add(f"repr(agent {i})", f"{agent!r} {agent!s}")
         seen.add(f"repr(model {i})", f"{agent.model!r} {agent.model!s}")
     seen.add("repr(store)", f"{served.store!r} {served.store!s}")
+    for i, other in enumerate(_other_objects()):
+        seen.add(f"repr(other {i})", f"{other!r} {other!s}")
     seen.add("repr(server)", f"{ctx!r} {ctx.config!r} {ctx.keys!r} {served.app!r}")
 
     # what was looked at is what was meant: runs answered, failed, were refused
@@ -372,6 +374,33 @@ async def test_no_canary_key_shows_anywhere(served: Served, captured: Capture):
     assert leaks == {}
     assert [line for line in captured.lines if _leaks(line)] == []
     assert not [c for c in CANARIES if c.encode() in store_bytes]
+
+
+def _other_objects() -> list[object]:
+    """Models of every provider and stores whose URLs carry the canaries (nothing connects)."""
+    from rxagent.models import (
+        AnthropicChatModel,
+        AzureOpenAIChatModel,
+        DashScopeChatModel,
+        GeminiChatModel,
+    )
+    from rxagent.state import PostgresStore, RedisStore
+
+    proxy = f"https://gateway:{SERVER_CANARY}@proxy.example/v1"
+    return [
+        OpenAIChatModel("gpt-4o-mini", base_url=proxy, api_key=PROVIDER_CANARY),
+        OpenAIChatModel(
+            "gpt-4o-mini", base_url=f"https://x.example/v1?api_key={SERVER_CANARY}", api_key="k"
+        ),
+        AnthropicChatModel("claude", api_key=PROVIDER_CANARY),
+        GeminiChatModel("gemini", api_key=PROVIDER_CANARY),
+        DashScopeChatModel("qwen", api_key=PROVIDER_CANARY),
+        AzureOpenAIChatModel(
+            "deployment", base_url="https://r.openai.azure.com", api_key=PROVIDER_CANARY
+        ),
+        PostgresStore(f"postgresql://rxagent:{SERVER_CANARY}@127.0.0.1:1/test"),
+        RedisStore(f"redis://:{SERVER_CANARY}@127.0.0.1:1/0"),
+    ]
 
 
 def _session_ids(listing: str) -> list[str]:
