@@ -150,6 +150,7 @@ def test_soak_benchmark_leaves_nothing_behind(capsys: pytest.CaptureFixture[str]
     assert set(results["answered"]) == set(module.KINDS)
     assert results["held_end"] == results["held_start"]
     assert results["held_start"]["store sessions"] == 0
-    assert all(value == 0 for value in results["held_end"].values())
+    bookkeeping = {k: v for k, v in results["held_end"].items() if not k.startswith("live ")}
+    assert set(bookkeeping.values()) == {0}  # live objects: other tests' may be about
     assert results["slopes_per_1000_runs"]["rss_kib"] < 3072
     assert "slope per 1,000 runs after warm-up" in capsys.readouterr().out
