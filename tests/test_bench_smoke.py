@@ -132,3 +132,25 @@ def test_changes_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     results = json.loads(out.read_text())
     assert set(results["per_step_us"]) == set(module.VARIANTS)
     assert "vs no hooks" in capsys.readouterr().out
+
+
+def test_soak_benchmark_leaves_nothing_behind(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """A short soak: every run answers; sessions, runs, tasks and fds do not grow; RSS is flat.
+
+    The RSS bound is loose (a short run is noisy) but well below what a leak of the messages of
+    every run gave: about 7 MiB per 1,000 runs.
+    """
+    module = load_bench("soak")
+    out = tmp_path / "soak.json"
+    argv = ["--runs", "450", "--warmup", "0.34", "--samples", "15", "--json", str(out)]
+    assert module.main([*argv, "--max-rss-slope-kib", "3072"]) == 0
+    results = json.loads(out.read_text())
+    assert results["verified"], results["checks"]
+    assert sum(results["answered"].values()) == 450
+    assert set(results["answered"]) == set(module.KINDS)
+    assert results["held_end"] == results["held_start"]
+    assert results["held_start"]["store sessions"] == 0
+    bookkeeping = {k: v for k, v in results["held_end"].items() if not k.startswith("live ")}
+    assert set(bookkeeping.values()) == {0}  # live objects: other tests' may be about
+    assert results["slopes_per_1000_runs"]["rss_kib"] < 3072
+    assert "slope per 1,000 runs after warm-up" in capsys.readouterr().out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -74,7 +75,17 @@ class Lease:
     the end.
     """
 
-    __slots__ = ("_loop", "_renewed_at", "_store", "_task", "_timer", "_ttl", "_who", "held")
+    __slots__ = (
+        "_context",
+        "_loop",
+        "_renewed_at",
+        "_store",
+        "_task",
+        "_timer",
+        "_ttl",
+        "_who",
+        "held",
+    )
 
     def __init__(
         self,
@@ -93,6 +104,7 @@ class Lease:
         self._renewed_at = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        self._context = contextvars.Context()  # the run's, from `acquire()`: renewals run in it
 
     async def acquire(self) -> None:
         """Take the session's lease and keep it alive.
@@ -105,7 +117,15 @@ class Lease:
             raise SessionBusyError(agent, session_id)
         self.held = True
         self._renewed_at = self._loop.time()
-        self._timer = self._loop.call_later(self._ttl / 3, self._keep)
+        self._context = contextvars.copy_context()  # a renewal's log records name the run
+        self._schedule()
+
+    def _schedule(self) -> None:
+        # The timer gets a context of its own: a cancelled timer stays on the loop until it is
+        # due, and the run's context would keep the run alive that long.
+        self._timer = self._loop.call_later(
+            self._ttl / 3, self._keep, context=contextvars.Context()
+        )
 
     async def renew(self) -> None:
         """Extend the lease if a quarter of its TTL passed since it was last renewed."""
@@ -119,8 +139,8 @@ class Lease:
         if not self.held:
             return
         if self._task is None or self._task.done():
-            self._task = self._loop.create_task(self.renew())
-        self._timer = self._loop.call_later(self._ttl / 3, self._keep)
+            self._task = self._loop.create_task(self.renew(), context=self._context)
+        self._schedule()
 
     async def release(self) -> None:
         """Give the lease back to the store, if held."""

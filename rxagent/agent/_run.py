@@ -276,8 +276,12 @@ class Run:
         """Start the run's `request_timeout`: when it expires, the run is interrupted."""
         limit = self.agent.request_timeout
         if limit is not None:
+            # In a context of its own: a cancelled timer stays on the loop until it is due (two
+            # minutes, by default), and the run's context would keep the whole run alive with it.
             self._timer = self.ctx.loop.call_later(
-                limit, lambda: self.request_interrupt(None, timeout=True)
+                limit,
+                lambda: self.request_interrupt(None, timeout=True),
+                context=contextvars.Context(),
             )
 
     def request_interrupt(self, msg: Msg | None, *, timeout: bool = False) -> bool:

@@ -12,6 +12,7 @@ import os
 import re
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypedDict
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
@@ -49,6 +50,7 @@ __all__ = [
     "HTTPChatModel",
     "HTTPOptions",
     "PooledHTTPClient",
+    "display_url",
     "redact_secrets",
     "transport_error",
 ]
@@ -73,6 +75,32 @@ _SECRETS: Final = re.compile(
     re.IGNORECASE,
 )
 _MIN_KEY_LEN: Final = 8
+
+
+def display_url(url: str) -> str:
+    """`url` as a repr or a message shows it: no password, no key in its query.
+
+    Example:
+        ```python
+        from rxagent.models._http import display_url
+
+        assert display_url("https://bob:hunter2@proxy.example/v1") == (
+            "https://bob:***@proxy.example/v1"
+        )
+        assert display_url("https://api.example/v1?api_key=k-123") == (
+            "https://api.example/v1?api_key=[redacted]"
+        )
+        ```
+    """
+    try:
+        parts = urlsplit(url)
+        if parts.password is not None:
+            host = parts.netloc.rsplit("@", 1)[-1]
+            parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+            url = urlunsplit(parts)
+    except ValueError:
+        return "<unparsable url>"
+    return redact_secrets(url)
 
 
 def _keep_prefix(match: re.Match[str]) -> str:
@@ -196,7 +224,7 @@ class PooledHTTPClient:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}({self.model!r}, base_url={display_url(self.base_url)!r})"
 
     def _redact(self, text: str) -> str:
         return redact_secrets(text, (self.api_key,) if self.api_key else ())
@@ -436,6 +464,9 @@ class HTTPChatModel(PooledHTTPClient):
                 deltas = parser.close()
                 if deltas:
                     yield deltas
+        except AgentRunError as exc:  # an in-stream error or a body excerpt may echo the key
+            self._redacted(exc)
+            raise
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise transport_error(exc, provider, self.timeout, self._redact) from exc
 
@@ -455,7 +486,8 @@ def transport_error(
     if isinstance(exc, TimeoutError):
         message, recoverable = f"no response within the timeout ({_timeout_text(timeout)})", True
     elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
-        message, recoverable = f"the connection failed: {type(exc).__name__}: {exc}", True
+        message = f"the connection failed: {type(exc).__name__}: {redact(str(exc))}"
+        recoverable = True
     else:
         message = f"the request failed: {type(exc).__name__}: {excerpt(redact(str(exc)))}"
         recoverable = False

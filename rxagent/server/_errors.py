@@ -10,6 +10,7 @@ from aiohttp import web
 
 from rxagent.errors import ApiError as ApiError
 from rxagent.errors import StoreUnavailableError
+from rxagent.models._http import redact_secrets
 from rxagent.server._schemas import SESSION_ID_PATTERN
 
 if TYPE_CHECKING:
@@ -52,8 +53,19 @@ def _field_of(loc: Sequence[int | str]) -> str | None:
 
 
 def clip(value: str) -> str:
-    """`value` as a message quotes it: its repr, cut short when it is long."""
-    shown = repr(value)
+    """`value` as a message quotes it: its repr, cut short when it is long.
+
+    What looks like a credential (`sk-...`, a bearer token: see `redact_secrets`) is cut out
+    first: an error body echoes what the client sent, and error bodies end up in logs.
+
+    Example:
+        ```python
+        from rxagent.server._errors import clip
+
+        assert clip("chat/sk-proj-0123456789abcdefXYZ") == "'chat/[redacted]'"
+        ```
+    """
+    shown = repr(redact_secrets(value))
     return shown if len(shown) <= _CLIP else shown[: _CLIP - 4] + "...'"
 
 

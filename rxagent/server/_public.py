@@ -12,7 +12,7 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Final
 
-from rxagent.events import ErrorEvent, PostCallEvent
+from rxagent.events import ErrorEvent, FallbackEvent, PostCallEvent, RetryEvent
 from rxagent.messages import Msg
 
 if TYPE_CHECKING:
@@ -50,9 +50,11 @@ def public_message(code: str, request_id: str) -> str:
 class PublicErrors:
     """Rewrite one run's model errors for clients, then pass each event to `observe`.
 
-    An `ErrorEvent` of source `model`, and the failed result (and its "The run failed" reply)
-    of the `PostCallEvent` that follows, carry `public_message` instead of the provider's text;
-    the same failure gets the same request id in both. Other events pass unchanged.
+    An `ErrorEvent` of source `model`, a `RetryEvent` or `FallbackEvent` (a model request
+    retried, or moved on to the next model, after a failure), and the failed result (and its
+    "The run failed" reply) of the `PostCallEvent` that follows, carry `public_message` instead
+    of the provider's text; the same failure gets the same request id in each. Other events
+    pass unchanged.
 
     Args:
         observe: What sees the events next (the run's metrics observer).
@@ -92,7 +94,9 @@ class PublicErrors:
     def __call__(self, event: BaseEvent) -> BaseEvent:
         """Observe `event` and return what the client sees of it."""
         shown = event
-        if isinstance(event, ErrorEvent) and event.source == _MODEL:
+        if (isinstance(event, ErrorEvent) and event.source == _MODEL) or (
+            isinstance(event, RetryEvent | FallbackEvent) and event.message
+        ):
             where = f"run {event.run_id}, session {event.session_id!r}"
             request_id = self._request_id(event.message, where)
             shown = event.model_copy(update={"message": public_message(event.code, request_id)})

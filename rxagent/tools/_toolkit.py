@@ -9,6 +9,7 @@ read, with an `ErrorCode` for the agent. Only `asyncio.CancelledError` (and othe
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import typing
@@ -328,10 +329,12 @@ class Toolkit(GroupedTools, ToolsetSlots):
         except _MissingInjection as exc:
             return failed(call, start, f"Tool '{call.name}' cannot run: {exc}", ran=False)
         limit = found.timeout if found.timeout is not None else timeout
-        scope = asyncio.timeout(limit)
+        scope = asyncio.timeout(None)
         sink = ProgressSink(progress if progress is not None else run_progress(call, inject))
         try:
             async with scope:
+                if limit is not None:
+                    _start_timeout(scope, limit)
                 value = await invoke(found, args, kwargs, sink)
         except Exception as exc:
             if isinstance(exc, TimeoutError) and scope.expired():
@@ -384,3 +387,13 @@ class Toolkit(GroupedTools, ToolsetSlots):
             f"request); available tools: {names}."
         )
         return failed(call, start, message, ran=False)
+
+
+def _start_timeout(scope: asyncio.Timeout, limit: float) -> None:
+    """Start `scope`'s timer, in a context of its own.
+
+    A cancelled timer stays on the loop until it is due; in the tool call's context it would
+    keep the run (its `RunContext`, and so its memory and events) alive that long.
+    """
+    when = asyncio.get_running_loop().time() + limit
+    contextvars.Context().run(scope.reschedule, when)
