@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 from rxagent.errors import ConfigurationError
 from rxagent.state._shield import complete_despite_cancel
-from rxagent.state._sqlite_connect import connect
+from rxagent.state._sqlite_connect import BUSY_SLICE_MS, connect, retrying
 from rxagent.state._store import StoredState
 from rxagent.state._store_common import (
     check_agent,
@@ -88,6 +88,10 @@ def _is_unavailable(exc: sqlite3.OperationalError) -> bool:
     """Whether `exc` says the file is locked or unusable (not that a statement is wrong)."""
     name: str = getattr(exc, "sqlite_errorname", "")
     return name.startswith(_UNAVAILABLE)
+
+
+async def _rows(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+    return list(await conn.execute_fetchall(sql, params))
 
 
 class SQLiteStore:
@@ -171,7 +175,7 @@ class SQLiteStore:
             return self._conn
         if self._closed:
             raise ConfigurationError(f"{self!r} is closed; create a new store to use it again")
-        conn = await connect(self._path, self._busy_ms)
+        conn = await connect(self._path, self._busy_ms, slice_ms=min(self._busy_ms, BUSY_SLICE_MS))
         try:
             await self._migrate(conn)
         except BaseException:
@@ -196,7 +200,7 @@ class SQLiteStore:
         check_layout(found, target, repr(self))
         if found == target:
             return
-        await conn.execute("BEGIN IMMEDIATE")
+        await self._begin(conn)
         try:
             await conn.execute(
                 "CREATE TABLE IF NOT EXISTS rxagent_meta"
@@ -215,7 +219,19 @@ class SQLiteStore:
         except BaseException:
             await conn.execute("ROLLBACK")
             raise
-        await conn.execute("COMMIT")
+        await self._commit(conn)
+
+    def _deadline(self) -> float:
+        """When a statement queued now gives up on a locked file (monotonic seconds)."""
+        return time.monotonic() + self._busy_ms / 1000
+
+    async def _begin(self, conn: aiosqlite.Connection) -> None:
+        """`BEGIN IMMEDIATE`, tried again while another process holds the file (busy timeout)."""
+        await retrying(lambda: conn.execute("BEGIN IMMEDIATE"), self._deadline())
+
+    async def _commit(self, conn: aiosqlite.Connection) -> None:
+        """`COMMIT`, tried again while a reader blocks it (busy timeout)."""
+        await retrying(lambda: conn.execute("COMMIT"), self._deadline())
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run one statement (atomic on its own) and return its rows.
@@ -226,16 +242,19 @@ class SQLiteStore:
         """
         lock = self._guard()
         conn = self._conn
+        deadline = self._deadline()  # from now: a queue behind a locked file waits no longer
         try:
             if conn is None or lock.locked():  # opening, or a transaction has the connection
                 async with lock:
-                    conn = await self._open()
-                    return list(await conn.execute_fetchall(sql, params))
+                    opened = await self._open()
+                    return await retrying(lambda: _rows(opened, sql, params), deadline)
             # A single statement is atomic on its own, and aiosqlite runs statements in the order
             # they were queued (the queueing happens before the first await), so it need not
             # wait for the statements ahead of it: under load they reach the database thread
-            # back to back instead of one loop iteration apart.
-            return list(await conn.execute_fetchall(sql, params))
+            # back to back instead of one loop iteration apart. A locked file refuses each
+            # attempt after a short slice, and the statement is tried again until its deadline.
+            ready = conn
+            return await retrying(lambda: _rows(ready, sql, params), deadline)
         except sqlite3.OperationalError as exc:
             if _is_unavailable(exc):
                 raise unavailable(self, exc) from exc
@@ -250,13 +269,13 @@ class SQLiteStore:
         async def run() -> int:
             async with self._guard():
                 conn = await self._open()
-                await conn.execute("BEGIN IMMEDIATE")
+                await self._begin(conn)
                 try:
                     result = await body(conn)
                 except BaseException:
                     await conn.execute("ROLLBACK")
                     raise
-                await conn.execute("COMMIT")
+                await self._commit(conn)
                 return result
 
         try:

@@ -6,16 +6,32 @@ import asyncio
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import aiosqlite
 
 from rxagent.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
 __all__: list[str] = []
 
+T = TypeVar("T")
 
-async def connect(path: str, busy_ms: int) -> aiosqlite.Connection:
+
+BUSY_SLICE_MS = 0
+"""SQLite's own busy timeout when the caller retries a locked statement itself (`retrying`):
+none, so a refused attempt never holds the connection's thread, and the waiting is done on the
+event loop."""
+
+
+async def connect(path: str, busy_ms: int, *, slice_ms: int | None = None) -> aiosqlite.Connection:
     """Open `path` (creating its directory) in autocommit mode, with WAL and a busy timeout.
+
+    `slice_ms` sets SQLite's own busy timeout to a short slice for a caller that retries a
+    locked statement itself until its deadline (`retrying`); `busy_ms` still bounds the switch
+    to WAL.
 
     Raises:
         ConfigurationError: When the file cannot be opened (a directory, no permission, ...).
@@ -43,7 +59,9 @@ async def connect(path: str, busy_ms: int) -> aiosqlite.Connection:
             "pass a writable file path, e.g. sqlite:///.rxagent/sessions.db"
         ) from exc
     try:
-        await conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+        await conn.execute(
+            f"PRAGMA busy_timeout = {int(busy_ms if slice_ms is None else slice_ms)}"
+        )
         await _use_wal(conn, busy_ms / 1000)
         await conn.execute("PRAGMA synchronous = NORMAL")
     except BaseException:
@@ -68,4 +86,34 @@ async def _use_wal(conn: aiosqlite.Connection, patience_s: float) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
         await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether `exc` says another connection holds the file (worth trying again)."""
+    name: str = getattr(exc, "sqlite_errorname", "")
+    return name.startswith("SQLITE_BUSY")
+
+
+async def retrying(
+    attempt: Callable[[], Awaitable[T]], deadline: float, *, first_delay: float = 0.002
+) -> T:
+    """Run `attempt` until it is not refused as busy, or until `deadline` (monotonic) passed.
+
+    A locked file refuses an attempt at once (`BUSY_SLICE_MS`), and the wait happens here, on the
+    event loop, so statements queued on one connection behind a locked file each fail at their own
+    deadline, instead of each waiting a whole busy timeout after the one before it.
+
+    Raises:
+        sqlite3.OperationalError: The last refusal, once the deadline passed (or any other).
+    """
+    delay = first_delay
+    while True:
+        try:
+            return await attempt()
+        except sqlite3.OperationalError as exc:
+            remaining = deadline - time.monotonic()
+            if not is_busy(exc) or remaining <= 0:
+                raise
+        await asyncio.sleep(min(delay, remaining))
         delay = min(delay * 2, 0.05)
