@@ -223,7 +223,8 @@ def session_shape(state: AgentState | None, steps: int) -> str:
 
     - `absent`: nothing saved;
     - `complete`: the run's reply `finished <steps>` after all its steps;
-    - `step <n>`: paired, ending after its n-th completed step (n may be 0: the input alone);
+    - `step <n>`: paired, ending after its n-th completed step (n may be 0: the input alone, or
+      nothing: the session was created, and its first step did not complete);
     - `broken: ...`: anything else (an unpaired call, a step out of order, stray messages).
     """
     if state is None:
@@ -232,7 +233,9 @@ def session_shape(state: AgentState | None, steps: int) -> str:
     if not _paired(state):
         return "broken: an unpaired tool call"
     roles = [m.role for m in memory]
-    if not roles or roles[0] != "user":
+    if not roles:
+        return "step 0"  # the session was created; its first step did not complete
+    if roles[0] != "user":
         return f"broken: roles {roles}"
     done = 0
     i = 1
