@@ -14,6 +14,8 @@ a pause between them, and its tools take time.
 Each tool execution appends `start <idempotency key>` to TOOL_LOG before it works and
 `end <idempotency key>` after; each line is one `write` to a file opened for appending, so a
 SIGKILL never tears one. `GET /faults/stats` answers how many model deltas were produced.
+With `$FAULT_SNDBUF`, the server's connections get a kernel send buffer of that many bytes.
+With `$FAULT_IDLE_TIMEOUT`, that is the server's `idle_timeout_s`.
 
 The session leases live `$FAULT_LEASE_TTL` seconds (1), so a restarted server takes the
 sessions of a killed one over quickly. With PostgreSQL, the pool's connections carry the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,7 +34,7 @@ from typing import Any
 from aiohttp import web
 
 from rxagent import Msg, ReActAgent, current_run, tool
-from rxagent.models import ModelDelta
+from rxagent.models import FinishDelta, ModelDelta, TextDelta, Usage, UsageDelta
 from rxagent.server import ServerConfig, create_app, run_server
 from rxagent.state import SessionStore, open_store
 from rxagent.testing import FunctionModel, text, tool_call
@@ -90,16 +93,26 @@ def _turn(messages: list[Msg]) -> Any:
         return f"finished {steps}"
     if ask == "pay":
         return tool_call("pay", amount=5) if done == 0 else "paid"
-    if ask.startswith("talk:"):
-        return "x" * int(ask.removeprefix("talk:"))
     return "pong"
 
 
+async def _talk(chars: int) -> AsyncIterator[ModelDelta]:
+    """`chars` characters in deltas of 8, made one at a time (the model holds none back)."""
+    for _ in range(0, chars, 8):
+        produced["deltas"] += 1
+        yield TextDelta(text="x" * 8)
+    yield UsageDelta(usage=Usage(input_tokens=1, output_tokens=chars // 4, requests=1))
+    yield FinishDelta(reason="stop")
+
+
 async def _stream(messages: list[Msg]) -> AsyncIterator[ModelDelta]:
-    talk = messages[-1].role == "user" and messages[-1].text.startswith("talk:")
+    last = messages[-1]
+    if last.role == "user" and last.text.startswith("talk:"):
+        async for delta in _talk(int(last.text.removeprefix("talk:"))):
+            yield delta
+        return
     for delta in turn_to_deltas(_turn(messages), chunk_size=8, messages=messages):
-        if not talk:
-            await asyncio.sleep(DELTA_DELAY_S)
+        await asyncio.sleep(DELTA_DELAY_S)
         produced["deltas"] += 1
         yield delta
 
@@ -143,10 +156,31 @@ def main() -> None:
         lease_ttl_s=LEASE_TTL_S,
         max_runs_per_key=10_000,
         playground=False,
+        idle_timeout_s=float(os.environ.get("FAULT_IDLE_TIMEOUT", "75")),
     )
     app = create_app(agent, store=store_for(url, prefix), config=config)
     app.router.add_get("/faults/stats", stats)
+    sndbuf = os.environ.get("FAULT_SNDBUF")
+    if sndbuf is not None:
+        web.TCPSite = _small_send_buffers(int(sndbuf))  # type: ignore[misc]
     run_server(app, host="127.0.0.1", port=0)
+
+
+def _small_send_buffers(size: int) -> type[web.TCPSite]:
+    """A `TCPSite` whose connections get a kernel send buffer of `size` bytes.
+
+    The listening socket's `SO_SNDBUF` is inherited by the connections it accepts (Linux), as
+    `net.ipv4.tcp_wmem` would set it for the whole machine.
+    """
+
+    class SmallBuffers(web.TCPSite):
+        async def start(self) -> None:
+            await super().start()
+            assert self._server is not None
+            for sock in self._server.sockets:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+
+    return SmallBuffers
 
 
 if __name__ == "__main__":
