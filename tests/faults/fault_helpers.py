@@ -63,9 +63,10 @@ class FaultServer:
         self.process.send_signal(signal.SIGKILL)
         assert await self.process.wait() == -signal.SIGKILL
 
-    async def terminate(self, timeout: float = 30.0) -> int:
+    async def terminate(self) -> int:
+        """SIGTERM; the exit code (the server shuts down within its 10 s, or the test fails)."""
         self.process.send_signal(signal.SIGTERM)
-        return await asyncio.wait_for(self.process.wait(), timeout)
+        return await asyncio.wait_for(self.process.wait(), 30)
 
 
 @asynccontextmanager
@@ -87,9 +88,7 @@ async def fault_server(
     try:
         assert process.stdout is not None
         line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
-        assert line.startswith("rxagent server listening on http://127.0.0.1:"), (
-            line + stderr.read_text()[-2000:]
-        )
+        assert line.startswith("rxagent server listening on http://127.0.0.1:"), line
         yield FaultServer(process, line.rsplit(" ", 1)[1].strip())
     finally:
         if process.returncode is None:

@@ -177,7 +177,7 @@ def _small_send_buffers(size: int) -> type[web.TCPSite]:
         async def start(self) -> None:
             await super().start()
             assert self._server is not None
-            for sock in self._server.sockets:
+            for sock in self._server.sockets:  # type: ignore[attr-defined]
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
 
     return SmallBuffers

@@ -20,6 +20,7 @@ import asyncio
 import os
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
     tool_log, stderr = tmp_path / "tools.log", tmp_path / "server.log"
     store = fault_store.open()
     problems: list[str] = []
+    landed: Counter[str] = Counter()  # where the kills caught the runs
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as http:
         try:
@@ -122,6 +124,7 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
                     url = server.url
                     for seen in runs:
                         shape = session_shape(await load_state(store, seen.session), STEPS)
+                        landed[shape.split(":")[0]] += 1
                         finished = seen.post_call is not None
                         if (finished and shape != "complete") or shape.startswith("broken"):
                             row.lost += 1
@@ -132,7 +135,8 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
                             state = await load_state(store, seen.session)
                             if result["ok"] and reply_text(result) == "finished 1":
                                 row.recovered += 1
-                            assert state is not None and session_shape_ok(state), seen.session
+                            assert state is not None
+                            assert session_shape_ok(state), seen.session
                     for session, approval in waiting.items():
                         state = await load_state(store, session)
                         pending = [p.approval_id for p in state.pending_approvals] if state else []
@@ -154,13 +158,15 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
                             state = await load_state(store, session)
                             if result["ok"] and state is not None and state.parked is None:
                                 row.recovered += 1
-                        assert state is not None and session_shape_ok(state), session
+                        assert state is not None
+                        assert session_shape_ok(state), session
                     assert await server.terminate() == 0
                 twice = started_twice(tool_log)
                 row.duplicated = len(twice)
                 problems.extend(f"started twice: {key}" for key in twice)
         finally:
             await store.aclose()
+    row.notes += "; runs found " + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
     assert not problems, f"seed {seed}: {problems}"
     assert row.recovered == row.to_recover, f"seed {seed}"
 
@@ -170,4 +176,3 @@ def session_shape_ok(state: Any) -> bool:
     calls = [c.id for m in state.memory if m.role == "assistant" for c in m.tool_calls]
     results = [r.id for m in state.memory if m.role == "tool" for r in m.tool_results]
     return sorted(calls) == sorted(results)
-

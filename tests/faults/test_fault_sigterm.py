@@ -4,7 +4,7 @@ The single-run version on SQLite is `tests/server/test_run_server.py`; this row 
 `work:3` sessions at once on each store, sends SIGTERM at a random moment once all have
 started, and checks: every stream ends with `post_call` (interrupted or complete), the server
 exits 0, every session is stored paired with no lease left, and a new server continues each
-interrupted session to its end.
+interrupted session to its end (the full size; the short one stops after the checks).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from fault_helpers import (  # type: ignore[import-not-found]
     Seen,
     StoreTarget,
     fault_server,
-    load_state,
     reply_text,
     session_shape,
     stream_run,
@@ -75,7 +74,7 @@ async def test_sigterm_ends_every_stream_with_its_post_call_and_saves_state(
                     ]
                     await asyncio.wait_for(asyncio.gather(*(started(s) for s in runs)), 30)
                     # not synchronisation: this picks the random moment of the signal
-                    await asyncio.sleep(rng.uniform(0, RUN_S))
+                    await asyncio.sleep(rng.uniform(0, RUN_S / 2))
                     code = await server.terminate()
                     await asyncio.wait_for(asyncio.gather(*tasks), 30)
                 assert code == 0, stderr.read_text()[-3000:]
@@ -98,6 +97,8 @@ async def test_sigterm_ends_every_stream_with_its_post_call_and_saves_state(
                     if result.interrupted:
                         interrupted.append(seen.session)
                 row.to_recover += len(interrupted)
+                if size == "short":
+                    continue  # the full size also continues the interrupted sessions
                 async with fault_server(fault_store, tool_log, stderr) as server:
                     for session in interrupted:
                         answer = await until_free(http, server.url, session, "work:1", 15)
@@ -107,4 +108,5 @@ async def test_sigterm_ends_every_stream_with_its_post_call_and_saves_state(
         finally:
             await store.aclose()
     assert not problems, f"seed {seed}: {problems}"
-    assert row.recovered == row.to_recover
+    if size == "full":
+        assert row.recovered == row.to_recover

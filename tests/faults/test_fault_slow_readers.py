@@ -40,7 +40,7 @@ class Size:
     seconds: float
 
 
-SIZES = {"short": Size(clients=40, seconds=5.0), "full": Size(clients=200, seconds=40.0)}
+SIZES = {"short": Size(clients=40, seconds=4.0), "full": Size(clients=200, seconds=40.0)}
 SEND_BUFFER = 65_536
 """The kernel send buffer of the server's connections (Linux doubles it): with the default
 (`net.ipv4.tcp_wmem`, up to 4 MiB) a stalled connection first parks that much in the kernel,
@@ -77,7 +77,9 @@ async def read_slowly(reader: SlowReader, port: int, every_s: float, until: floa
     await loop.sock_sendall(sock, request_bytes(port, reader.session))
     while time.monotonic() < until:
         try:
-            data = await asyncio.wait_for(loop.sock_recv(sock, 1), max(0.01, until - time.monotonic()))
+            data = await asyncio.wait_for(
+                loop.sock_recv(sock, 1), max(0.01, until - time.monotonic())
+            )
         except TimeoutError:
             break
         except ConnectionError:
@@ -102,7 +104,7 @@ async def test_slow_readers_hold_memory_and_runs_back_and_idle_connections_time_
     plan = SIZES[size]
     row = matrix.row("slow readers (1 B/s)", "sqlite", size)
     target = StoreTarget("sqlite", f"sqlite:///{tmp_path / 'sessions.db'}", "")
-    idle_timeout = plan.seconds + 2  # the measurements end before the stalled streams close
+    idle_timeout = plan.seconds + 1  # the measurements end before the stalled streams close
     env = {"FAULT_IDLE_TIMEOUT": str(idle_timeout), "FAULT_SNDBUF": str(SEND_BUFFER)}
     stderr = tmp_path / "server.log"
     async with (

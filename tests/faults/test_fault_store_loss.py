@@ -24,7 +24,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import asyncpg  # type: ignore[import-untyped,unused-ignore]
@@ -177,7 +176,9 @@ async def probe(http: aiohttp.ClientSession, url: str, i: int) -> Probe:
     kind = ("run", "session", "stream")[i % 3]
     started = time.monotonic()
     if kind == "run":
-        request = http.post(f"{url}/v1/agents/worker/runs", json={"input": "hi", "session_id": f"n{i}"})
+        request = http.post(
+            f"{url}/v1/agents/worker/runs", json={"input": "hi", "session_id": f"n{i}"}
+        )
     elif kind == "session":
         request = http.get(f"{url}/v1/sessions/r0")
     else:
@@ -300,5 +301,3 @@ async def test_postgres_connections_terminated_mid_run(
     finally:
         await close()
         await drop_pg_tables(postgres_dsn, prefix)
-
-
