@@ -5,6 +5,8 @@
 - PostgreSQL: every connection of the server (its pool's `application_name` and its control
   channel's carry the test's table prefix) is terminated with `pg_terminate_backend`, again and
   again, for the length of the outage; the database itself stays up for the other tests.
+- SQLite (full size only): another connection holds the file's exclusive lock for the outage,
+  so writes wait out the store's `busy_timeout_s` and fail.
 
 During the outage, new requests get `503 store_unavailable` with `Retry-After` within the
 configured store timeout (never a hang), and the streams of the runs in flight end. After it,
@@ -20,6 +22,7 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -226,12 +229,12 @@ async def lose_the_store(
             await asyncio.sleep(rng.uniform(0, 0.5))  # not synchronisation: a random moment
             await outage.begin()
             outage_started = time.monotonic()
-            probes: list[Probe] = []
+            probes: list[Probe] = []  # requests during the outage, sent at once
             try:
                 # the runs in flight end within the bound, whatever they met
                 await asyncio.wait_for(asyncio.gather(*tasks), ANSWER_BOUND_S + 10)
-                for i in range(plan.probes):
-                    probes.append(await asyncio.wait_for(probe(http, url, i), ANSWER_BOUND_S))
+                asks = [probe(http, url, i) for i in range(plan.probes)]
+                probes = await asyncio.gather(*(asyncio.wait_for(a, ANSWER_BOUND_S) for a in asks))
                 rest = plan.outage_s - (time.monotonic() - outage_started)
                 await asyncio.sleep(max(0.0, rest))  # the outage lasts its length
             finally:
@@ -301,3 +304,28 @@ async def test_postgres_connections_terminated_mid_run(
     finally:
         await close()
         await drop_pg_tables(postgres_dsn, prefix)
+
+
+def sqlite_outage(path: Path) -> Outage:
+    """Another process's lock on the SQLite file, held for the outage (writes wait, then fail)."""
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+    async def begin() -> None:
+        await asyncio.to_thread(holder.execute, "BEGIN EXCLUSIVE")
+
+    async def end() -> None:
+        await asyncio.to_thread(holder.execute, "ROLLBACK")
+        holder.close()
+
+    return Outage(begin, end)
+
+
+@pytest.mark.timeout(300)
+async def test_sqlite_file_locked_mid_run(size: str, matrix: Matrix, tmp_path: Path):
+    if size == "short":
+        pytest.skip("the short matrix loses Redis and PostgreSQL; the SQLite lock is in the full")
+    path = tmp_path / "sessions.db"
+    target = StoreTarget("sqlite", f"sqlite:///{path}", "")
+    async with target.open() as store:  # the file and its tables exist before the lock
+        await store.list_agents()
+    await lose_the_store(target, sqlite_outage(path), size, matrix, tmp_path)
