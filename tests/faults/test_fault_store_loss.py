@@ -232,7 +232,16 @@ async def lose_the_store(
             probes: list[Probe] = []  # requests during the outage, sent at once
             try:
                 # the runs in flight end within the bound, whatever they met
-                await asyncio.wait_for(asyncio.gather(*tasks), ANSWER_BOUND_S + 10)
+                try:
+                    await asyncio.wait_for(asyncio.gather(*tasks), ANSWER_BOUND_S + 10)
+                except TimeoutError:
+                    ended = sum(1 for s in runs if s.post_call or s.error or s.broke)
+                    row.runs = plan.runs
+                    row.notes = (
+                        f"HANG: {plan.runs - ended}/{plan.runs} runs in flight still going "
+                        f"{ANSWER_BOUND_S + 10:.0f} s into the outage"
+                    )
+                    raise
                 asks = [probe(http, url, i) for i in range(plan.probes)]
                 probes = await asyncio.gather(*(asyncio.wait_for(a, ANSWER_BOUND_S) for a in asks))
                 rest = plan.outage_s - (time.monotonic() - outage_started)
@@ -320,6 +329,14 @@ def sqlite_outage(path: Path) -> Outage:
     return Outage(begin, end)
 
 
+@pytest.mark.xfail(
+    raises=TimeoutError,
+    strict=True,
+    reason="SQLiteStore runs its statements one after the other on one connection: with the "
+    "file locked, each waits out busy_timeout_s behind the ones queued before it, and the "
+    "lease renewals of the running sessions queue faster than they fail, so the runs in flight "
+    "and new requests wait for the whole outage (test_fault_sqlite_queue.py)",
+)
 @pytest.mark.timeout(300)
 async def test_sqlite_file_locked_mid_run(size: str, matrix: Matrix, tmp_path: Path):
     if size == "short":
