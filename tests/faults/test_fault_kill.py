@@ -1,8 +1,9 @@
 """kill -9 of the server during concurrent streaming runs: nothing finished is lost, nothing twice.
 
 For each store, a server runs many `work:3` sessions at once (streamed replies, tools that take
-time) while parked approvals wait and others are being approved. It is killed with SIGKILL at a
-random moment, and a new server is started on the same store. Then:
+time) while parked approvals wait and others are being approved. It is killed with SIGKILL once a
+random number of the runs' steps have ended (as their clients saw them), and a new server is
+started on the same store. Then:
 
 - a run whose client saw its `post_call` is stored complete;
 - any other run is absent, or stored paired (every tool call has its result) up to its last
@@ -52,9 +53,6 @@ class Size:
 
 SIZES = {"short": Size(runs=10, kill_points=1, approvals=2), "full": Size(50, 6, 6)}
 STEPS = 3
-RUN_S = 1.0
-"""About how long a `work:3` run takes alone (3 steps of 0.15 s, each with a streamed sentence);
-the kills land anywhere in the time the runs take together."""
 TAKEOVER_S = 15.0
 """How long a restarted server may take to get the sessions of a killed one (lease: 1 s)."""
 
@@ -89,7 +87,6 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
     seed = int.from_bytes(os.urandom(4), "big")
     rng = random.Random(seed)
     row.notes = f"{plan.kill_points} kill points, seed {seed}"
-    window = RUN_S * max(1.0, plan.runs / 12)  # many runs at once take longer each
     tool_log, stderr = tmp_path / "tools.log", tmp_path / "server.log"
     store = fault_store.open()
     problems: list[str] = []
@@ -117,8 +114,13 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
                         asyncio.ensure_future(approve_stream(http, url, s, a, decided[s]))
                         for s, a in approving.items()
                     ]
-                    # not synchronisation: this picks the random moment of the kill
-                    await asyncio.sleep(rng.uniform(0.05, window))
+                    # the kill lands after a random number of the runs' steps (as their clients
+                    # saw them), so it catches the runs at a different point each time
+                    target = rng.randint(0, plan.runs * STEPS - 1)
+                    deadline = time.monotonic() + 30
+                    while steps_seen(runs) < target and time.monotonic() < deadline:
+                        await asyncio.sleep(0.005)  # polling what the client tasks record
+                    await asyncio.sleep(rng.uniform(0, 0.1))  # not synchronisation: jitter
                     await victim.kill()
                     await asyncio.wait_for(asyncio.gather(*tasks), 30)
                 row.runs += plan.runs + plan.approvals
@@ -171,6 +173,11 @@ async def test_kill_9_mid_run_loses_nothing_finished_and_runs_no_tool_twice(
     row.notes += "; runs found " + ", ".join(f"{k} {n}" for k, n in sorted(landed.items()))
     assert not problems, f"seed {seed}: {problems}"
     assert row.recovered == row.to_recover, f"seed {seed}"
+
+
+def steps_seen(runs: list[Seen]) -> int:
+    """How many tool steps the clients saw end (`post_acting` frames), over all runs."""
+    return sum(seen.kinds.count("post_acting") for seen in runs)
 
 
 def session_shape_ok(state: Any) -> bool:

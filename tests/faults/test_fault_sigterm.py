@@ -96,9 +96,10 @@ async def test_sigterm_ends_every_stream_with_its_post_call_and_saves_state(
                         problems.append(f"{seen.session}: {result.stop_reason}, {shape}")
                     if result.interrupted:
                         interrupted.append(seen.session)
-                row.to_recover += len(interrupted)
                 if size == "short":
+                    row.notes += f"; {len(interrupted)} interrupted (continued in the full size)"
                     continue  # the full size also continues the interrupted sessions
+                row.to_recover += len(interrupted)
                 async with fault_server(fault_store, tool_log, stderr) as server:
                     for session in interrupted:
                         answer = await until_free(http, server.url, session, "work:1", 15)
