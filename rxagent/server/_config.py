@@ -41,6 +41,11 @@ class ServerConfig:
     """Origins allowed by CORS; empty (the default) turns CORS off."""
     shutdown_timeout_s: float = 10.0
     """Seconds graceful shutdown waits for interrupted runs to save and finish."""
+    idle_timeout_s: float = 75.0
+    """Seconds `serve` / `run_server` keep a connection that is idle: no request sent on it (a
+    new connection, or one kept alive between requests), or an answer whose client stopped
+    reading (its writes wait that long without progress). The server then closes it; a run it
+    was streaming is cancelled, its state saved and its session freed."""
     lease_ttl_s: float | None = 5.0
     """The session-lease TTL of every agent served (None: each agent's own `lease_ttl_s`).
 
@@ -61,7 +66,7 @@ class ServerConfig:
     def __post_init__(self) -> None:
         check_int("max_body_bytes", self.max_body_bytes, optional=False)
         check_int("max_runs_per_key", self.max_runs_per_key, optional=False)
-        for name in ("keepalive_s", "lease_ttl_s"):
+        for name in ("keepalive_s", "lease_ttl_s", "idle_timeout_s"):
             value = getattr(self, name)
             if not (value is None and name == "lease_ttl_s") and not (
                 isinstance(value, int | float) and value > 0

@@ -19,9 +19,15 @@ from rxagent.errors import ApiError
 from rxagent.server._errors import error_response
 
 if TYPE_CHECKING:
+    import asyncio
+
     from aiohttp.web_request import BaseRequest
 
-__all__ = ["AppRunner", "JsonErrorHandler", "parse_failure"]
+__all__ = ["IDLE_TIMEOUT_S", "AppRunner", "JsonErrorHandler", "parse_failure"]
+
+IDLE_TIMEOUT_S: Final = 75.0
+"""How long `serve` keeps an idle connection when its app has no `ServerConfig` (aiohttp's
+`run_app` default)."""
 
 _KINDS: Final[tuple[tuple[type[Exception], str], ...]] = (
     (http_exceptions.LineTooLong, "a request line or header is longer than 8190 bytes"),
@@ -65,6 +71,11 @@ def parse_failure(status: int, exc: BaseException | None) -> ApiError:
 class JsonErrorHandler(RequestHandler):
     """aiohttp's per-connection protocol, answering its own errors with the typed JSON body.
 
+    It also closes a connection whose client stopped reading: when the answer's writes stay
+    paused (the socket's buffers are full) for the connection's `keepalive_timeout` (what
+    `serve` sets from `ServerConfig.idle_timeout_s`), the connection is aborted, so a stalled
+    stream ends as if its client had left, and its run is cancelled and saved.
+
     Example:
         ```python
         from rxagent.server import JsonErrorHandler
@@ -73,6 +84,39 @@ class JsonErrorHandler(RequestHandler):
         assert issubclass(JsonErrorHandler, RequestHandler)
         ```
     """
+
+    _stall: asyncio.TimerHandle | None = None
+
+    def pause_writing(self) -> None:
+        """The socket's buffers are full: close the connection unless they drain in time."""
+        super().pause_writing()
+        if self._stall is None and self.keepalive_timeout > 0:
+            self._stall = self._loop.call_later(self.keepalive_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        """The client read: the connection is not stalled."""
+        super().resume_writing()
+        self._cancel_stall()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """Forget the stall timer, then let aiohttp close the connection."""
+        self._cancel_stall()
+        super().connection_lost(exc)
+
+    def _cancel_stall(self) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _stalled(self) -> None:
+        self._stall = None
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            self.logger.info(
+                "closed a connection whose client read nothing for %s s (idle_timeout_s)",
+                self.keepalive_timeout,
+            )
+            transport.abort()
 
     def handle_error(
         self,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Final
 
 from aiohttp import web
 
-from rxagent.errors import ErrorCode
+from rxagent.errors import ErrorCode, StoreUnavailableError
 from rxagent.events import ErrorEvent
 from rxagent.server._core import SERVER_KEY
 from rxagent.server._errors import server_failure
@@ -116,7 +116,8 @@ async def stream_events(
     except Exception as exc:  # the stream broke off: end it with a typed error event
         failure = server_failure(exc, f"the event stream of agent {handle.agent!r}")
         try:
-            await response.write(sse_frame(_failure_event(handle, last, failure.message)))
+            event = _failure_event(handle, last, failure.message, exc)
+            await response.write(sse_frame(event))
         except ConnectionResetError:
             return response
     with contextlib.suppress(ConnectionResetError):  # the client left as the run ended
@@ -124,13 +125,21 @@ async def stream_events(
     return response
 
 
-def _failure_event(handle: RunHandle, last: BaseEvent | None, message: str) -> ErrorEvent:
-    """The `ErrorEvent` (source `server`) that ends a stream whose run broke off."""
+def _failure_event(
+    handle: RunHandle, last: BaseEvent | None, message: str, exc: Exception
+) -> ErrorEvent:
+    """The `ErrorEvent` (source `server`) that ends a stream whose run broke off.
+
+    Its `exception` is `"StoreUnavailableError"` when the session store went away (the client
+    may continue the session once it is back); None for any other failure, whose details stay
+    in the server's log.
+    """
     return ErrorEvent(
         code=ErrorCode.UNKNOWN,
         message=message,
         source="server",
         recoverable=False,
+        exception="StoreUnavailableError" if isinstance(exc, StoreUnavailableError) else None,
         run_id=handle.run_id,
         session_id=handle.session_id,
         agent=handle.agent,

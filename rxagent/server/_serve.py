@@ -15,7 +15,7 @@ from rxagent.server._app import LOG_REDACTION, create_app
 from rxagent.server._banner import describe, stopped
 from rxagent.server._core import SERVER_KEY
 from rxagent.server._logs import RedactingFilter
-from rxagent.server._runner import AppRunner
+from rxagent.server._runner import IDLE_TIMEOUT_S, AppRunner
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -108,7 +108,9 @@ async def serve(
     The async core of `run_server`; see there. Signal handlers are installed when the loop
     supports them (the main thread on Unix). While it serves, the log records of aiohttp and
     rxagent pass through the app's `RedactingFilter`, and connections use `AppRunner`, so a
-    malformed request gets the typed JSON error and neither echoes nor logs an API key.
+    malformed request gets the typed JSON error and neither echoes nor logs an API key. A
+    connection idle for `ServerConfig.idle_timeout_s` (no request, or a client that stopped
+    reading its answer) is closed.
     `on_listening(url)` is called once the server listens, with its base URL
     (`http://host:port`, with the port chosen when `port=0`).
 
@@ -138,9 +140,12 @@ async def serve(
             installed.append(signum)
     ctx = app.get(SERVER_KEY)
     timeout = ctx.config.shutdown_timeout_s if ctx is not None else 10.0
+    idle = ctx.config.idle_timeout_s if ctx is not None else IDLE_TIMEOUT_S
     redaction = app.get(LOG_REDACTION) or RedactingFilter()
     redaction.install()
-    runner = AppRunner(app, handler_cancellation=True, shutdown_timeout=timeout)
+    runner = AppRunner(
+        app, handler_cancellation=True, shutdown_timeout=timeout, keepalive_timeout=idle
+    )
     try:
         await runner.setup()  # a store that is down fails here: what opened is closed below
         site = web.TCPSite(runner, host, port)

@@ -169,6 +169,24 @@ async def test_a_store_failing_mid_run_ends_every_kind_of_stream_with_a_typed_er
     assert not agent.running_sessions()
 
 
+async def test_a_stream_cut_off_by_the_store_names_it_and_the_session_goes_on_once_it_is_back():
+    store = FlakyStore()
+    agent = ReActAgent("bot", "", ScriptedModel(["hi", "again"]), store=store)
+    async with serving(create_app(agent)) as client:
+        store.saves_fail = True
+        body = {"input": "x", "session_id": "s1"}
+        response = await client.post(RUNS + ":stream", json=body)
+        kind, data = parse_sse((await response.read()).decode())[-1]
+        last = EVENT_ADAPTER.validate_python(data)
+        assert kind == "error"
+        assert isinstance(last, ErrorEvent)
+        assert last.exception == "StoreUnavailableError"  # not some internal failure: retry
+        store.saves_fail = False
+        again = await client.post(RUNS, json={"input": "y", "session_id": "s1"})
+        assert again.status == 200
+        assert (await again.json())["reply"]["content"] == [{"type": "text", "text": "again"}]
+
+
 async def test_an_unexpected_failure_of_the_openai_route_is_an_openai_error_body(
     monkeypatch: pytest.MonkeyPatch,
 ):
