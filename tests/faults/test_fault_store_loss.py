@@ -329,14 +329,6 @@ def sqlite_outage(path: Path) -> Outage:
     return Outage(begin, end)
 
 
-@pytest.mark.xfail(
-    raises=TimeoutError,
-    strict=True,
-    reason="SQLiteStore runs its statements one after the other on one connection: with the "
-    "file locked, each waits out busy_timeout_s behind the ones queued before it, and the "
-    "lease renewals of the running sessions queue faster than they fail, so the runs in flight "
-    "and new requests wait for the whole outage (test_fault_sqlite_queue.py)",
-)
 @pytest.mark.timeout(300)
 async def test_sqlite_file_locked_mid_run(size: str, matrix: Matrix, tmp_path: Path):
     if size == "short":
