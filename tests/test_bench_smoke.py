@@ -142,7 +142,7 @@ def test_soak_benchmark_leaves_nothing_behind(capsys: pytest.CaptureFixture[str]
     """
     module = load_bench("soak")
     out = tmp_path / "soak.json"
-    argv = ["--runs", "450", "--warmup", "0.34", "--samples", "15", "--json", str(out)]
+    argv = ["--runs", "450", "--warmup", "0.34", "--samples", "9", "--json", str(out)]
     assert module.main([*argv, "--max-rss-slope-kib", "3072"]) == 0
     results = json.loads(out.read_text())
     assert results["verified"], results["checks"]

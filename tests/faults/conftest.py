@@ -1,9 +1,10 @@
 """The fault matrix: its `faults` marker, its sizes, its stores and its table.
 
 Every row runs in two sizes. `short` runs by default (a few runs, one kill point: the whole
-short matrix stays well under 90 seconds); `full` is marked `faults` and runs only when the
-marker is selected, `pytest -m faults tests/faults`. The rows of the session are printed as one
-table at its end (and written as JSON to `$FAULTS_MATRIX_JSON` when that is set).
+short matrix stays well under 90 seconds); `full` is marked `faults`, and is left out of the run
+(deselected) unless the marker is selected: `pytest -m faults tests/faults`. The rows of the
+session are printed as one table at its end (and written as JSON to `$FAULTS_MATRIX_JSON` when
+that is set).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from service_helpers import (  # type: ignore[import-not-found]
 )
 
 _MATRIX = Matrix()
-_FULL_ONLY = "the full fault matrix runs with `pytest -m faults tests/faults`"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,8 +38,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the full size of each row `faults`; without `-m faults`, leave it out of the run."""
     selected = "faults" in (config.getoption("markexpr") or "")
     here = Path(__file__).parent
+    left_out: list[pytest.Item] = []
     for item in items:
         if here not in item.path.parents:
             continue  # a session hook: it sees every test, and marks only this folder's
@@ -47,7 +49,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if callspec is not None and callspec.params.get("size") == "full":
             item.add_marker("faults")
             if not selected:
-                item.add_marker(pytest.mark.skip(reason=_FULL_ONLY))
+                left_out.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        dropped = {id(item) for item in left_out}
+        items[:] = [item for item in items if id(item) not in dropped]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
