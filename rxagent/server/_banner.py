@@ -59,7 +59,8 @@ def describe(app: web.Application, url: str) -> str:
         + (
             f"on ({_plural(len(ctx.keys.keys), 'API key')}; send Authorization: Bearer <key>)"
             if ctx.keys is not None
-            else "off (every request is accepted; pass --api-key to turn it on)"
+            else "off (every request is accepted; API keys turn it on: auth= in Python, "
+            "--api-key with rxagent serve)"
         ),
         f"  store: {_stores(ctx)}",
         f"  metrics: {url}/metrics"
