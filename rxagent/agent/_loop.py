@@ -66,13 +66,7 @@ from rxagent.events import (
 from rxagent.messages import Msg
 from rxagent.output import ParsedOutput
 from rxagent.result import AgentResult, ErrorInfo
-from rxagent.state import (
-    OWNER_KEY,
-    AgentState,
-    StoreUnavailableError,
-    owner_of,
-    pair_tool_calls,
-)
+from rxagent.state import StoreUnavailableError, owned_state, pair_tool_calls
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -183,14 +177,12 @@ async def _start(run: Run) -> bool:
     await agent._runs.acquire_slot(run, agent.max_concurrent_runs)
     await run.lease.acquire()
     stored = await agent.store.load(agent.name, ctx.session_id)
-    key = ctx.principal.key_id
+    saved = stored.state if stored is not None else None
+    state = owned_state(saved, ctx.principal.key_id, agent=agent.name, session_id=ctx.session_id)
     if stored is not None:
-        owner = owner_of(stored.state)
-        if key is not None and owner is not None and owner != key:
-            raise SessionOwnerError(agent.name, ctx.session_id)
-        run.state, run.version = stored.state, stored.version
-    elif key is not None:  # a new session: its owner goes in with its first save
-        run.state = AgentState(extra={OWNER_KEY: key})
+        run.version = stored.version
+    if state is not None:  # a new session of a key starts with its owner recorded
+        run.state = state
     state = run.state
     run.call_counter = state.call_counter
     run.memory[:] = state.memory

@@ -18,12 +18,12 @@ from reactivex import operators as ops
 from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._nesting import ToolOutput, agent_tool, child_session
 from rxagent.agent._support import LoopThread, coerce_input
-from rxagent.errors import ConfigurationError, SessionBusyError, SessionOwnerError
+from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.events import BaseEvent, PostCallEvent, PreCallEvent
 from rxagent.messages import Msg
 from rxagent.multiagent._decisions import TeamDecisions
 from rxagent.multiagent._team_run import TeamRun
-from rxagent.state import OWNER_KEY, AgentState, InMemoryStore, SessionStore, owner_of
+from rxagent.state import AgentState, InMemoryStore, SessionStore, owned_state
 from rxagent.tools import Toolkit
 
 if TYPE_CHECKING:
@@ -152,13 +152,10 @@ class Orchestrator(TeamDecisions, ABC):
     async def _begin(self, run: TeamRun) -> BaseEvent:
         stored = await self.store.load(self.name, run.session_id)
         key = run.principal.key_id if run.principal is not None else None
-        if stored is not None:
-            owner = owner_of(stored.state)
-            if key is not None and owner is not None and owner != key:
-                raise SessionOwnerError(self.name, run.session_id)
-            run.extra.update(stored.state.extra)
-        elif key is not None:  # a new session: its owner goes in with its first save
-            run.extra[OWNER_KEY] = key
+        saved = stored.state if stored is not None else None
+        state = owned_state(saved, key, agent=self.name, session_id=run.session_id)
+        if state is not None:  # a new session of a key starts with its owner recorded
+            run.extra.update(state.extra)
         return run.make(PreCallEvent, input=run.inputs)
 
     async def _end(self, run: TeamRun) -> BaseEvent:

@@ -23,6 +23,7 @@ from rxagent.state._state import ParkedBatch as ParkedBatch
 from rxagent.state._state import PendingApproval as PendingApproval
 from rxagent.state._state import consistent_state as consistent_state
 from rxagent.state._state import migrate_state as migrate_state
+from rxagent.state._state import owned_state as owned_state
 from rxagent.state._state import owner_of as owner_of
 from rxagent.state._state import pair_tool_calls as pair_tool_calls
 from rxagent.state._state import register_migration as register_migration
@@ -57,6 +58,7 @@ __all__ = [
     "consistent_state",
     "migrate_state",
     "open_store",
+    "owned_state",
     "owner_of",
     "pair_tool_calls",
     "register_migration",

@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from rxagent.errors import StateVersionError
+from rxagent.errors import SessionOwnerError, StateVersionError
 from rxagent.messages import Msg, ToolResultBlock, ToolUseBlock
 from rxagent.models.base import Usage
 
@@ -20,6 +20,7 @@ __all__ = [
     "PendingApproval",
     "consistent_state",
     "migrate_state",
+    "owned_state",
     "owner_of",
     "pair_tool_calls",
     "register_migration",
@@ -279,3 +280,33 @@ def owner_of(state: AgentState) -> str | None:
     """
     owner = state.extra.get(OWNER_KEY)
     return owner if isinstance(owner, str) and owner else None
+
+
+def owned_state(
+    state: AgentState | None, key: str | None, *, agent: str, session_id: str
+) -> AgentState | None:
+    """The state a run of `key` (a `Principal.key_id`) starts from: ownership checked or given.
+
+    A saved `state` is returned when it has no recorded owner, or `key` is None or its owner. A
+    new session (`state` None) run under a key starts from a state that records the key as its
+    owner, so the owner is written with the session's first save; without a key, None.
+
+    Raises:
+        SessionOwnerError: The saved session was created under another key.
+
+    Example:
+        ```python
+        from rxagent.state import OWNER_KEY, owned_state, owner_of
+
+        new = owned_state(None, "k_1", agent="bot", session_id="s1")
+        assert new is not None and owner_of(new) == "k_1"
+        assert owned_state(new, "k_1", agent="bot", session_id="s1") is new
+        assert owned_state(None, None, agent="bot", session_id="s1") is None
+        ```
+    """
+    if state is None:
+        return None if key is None else AgentState(extra={OWNER_KEY: key})
+    owner = owner_of(state)
+    if key is not None and owner is not None and owner != key:
+        raise SessionOwnerError(agent, session_id)
+    return state
