@@ -8,7 +8,7 @@ from aiohttp import web
 
 from rxagent.server._core import SERVER_KEY
 from rxagent.server._schemas import AgentInfo, AgentList
-from rxagent.server._served import served_kinds
+from rxagent.server._served import leaves, served_kinds
 
 if TYPE_CHECKING:
     from rxagent.server._served import ServedAgent
@@ -52,16 +52,8 @@ def describe(route: str, agent: ServedAgent) -> AgentInfo:
         model=None,
         tools=(),
         members=members,
-        record_changes=all(_records(m) for m in agent.members),
+        record_changes=all(isinstance(a, agent_kind) and a.record_changes for a in leaves(agent)),
     )
-
-
-def _records(member: object) -> bool:
-    """Whether an agent, or every agent of a team, records what its hooks change."""
-    agent_kind, team_kind = served_kinds()
-    if isinstance(member, agent_kind):
-        return member.record_changes
-    return isinstance(member, team_kind) and all(_records(m) for m in member.members)
 
 
 async def list_agents(request: web.Request) -> web.Response:

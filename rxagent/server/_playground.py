@@ -15,7 +15,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from rxagent.errors import ApiError
-from rxagent.server._served import served_kinds
+from rxagent.server._served import leaves, served_kinds
 
 __all__ = [
     "PLAYGROUND_CSP",
@@ -91,12 +91,10 @@ def record_changes(agent: object) -> None:
     The playground diffs each change; an agent reached only through another agent's
     `as_tool()` keeps its own setting.
     """
-    agent_kind, team_kind = served_kinds()
-    if isinstance(agent, agent_kind):
-        agent.record_changes = True
-    elif isinstance(agent, team_kind):
-        for member in agent.members:
-            record_changes(member)
+    agent_kind, _ = served_kinds()
+    for leaf in leaves(agent):
+        if isinstance(leaf, agent_kind):
+            leaf.record_changes = True
 
 
 def openapi_paths() -> dict[str, Any]:

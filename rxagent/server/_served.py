@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from rxagent.agent import ReActAgent
     from rxagent.multiagent import Orchestrator
 
-__all__ = ["ServedAgent", "served_kinds"]
+__all__ = ["ServedAgent", "leaves", "served_kinds"]
 
 ServedAgent: TypeAlias = "ReActAgent | Orchestrator"
 """An agent or a team: both have the run, interrupt, approval and session members the server
@@ -21,3 +23,13 @@ def served_kinds() -> tuple[type[ReActAgent], type[Orchestrator]]:
     from rxagent.multiagent import Orchestrator
 
     return ReActAgent, Orchestrator
+
+
+def leaves(served: object) -> Iterator[object]:
+    """`served` itself, or for a team its members' leaves at any depth (teams left out)."""
+    _, team_kind = served_kinds()
+    if isinstance(served, team_kind):
+        for member in served.members:
+            yield from leaves(member)
+    else:
+        yield served
