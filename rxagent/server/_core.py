@@ -20,6 +20,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from rxagent.agent._checks import check_input_history
+from rxagent.agent._support import coerce_input
 from rxagent.context import Principal
 from rxagent.errors import (
     ApiError,
@@ -314,15 +315,19 @@ class ServerContext(SessionLookup):
         if ephemeral:
             session_id = f"ephemeral-{uuid.uuid4().hex}"
         if not callable(inputs):  # checks the input at once, before anything is written
-            _checked_source(agent, inputs, session_id or "unclaimed", options, principal)
+            _check_inputs(inputs)
         async with self.track(principal, agent, session_id) as active:  # 429 before any write
             state: AgentState | None = None
             if not ephemeral:
                 session_id, state = await self.claim_session(principal, agent, session_id)
                 active.session_id = session_id
             assert session_id is not None
-            given = inputs(state) if callable(inputs) else inputs
-            source = _checked_source(agent, given, session_id, options, principal)
+            if callable(inputs):  # the input of the claimed session, checked now
+                inputs = inputs(state)
+                _check_inputs(inputs)
+            source = agent.events(
+                inputs, session_id=session_id, options=options, principal=principal
+            )
             async with self._started(request, agent, session_id, source, ephemeral) as handle:
                 assert handle is not None  # a run always starts with its PreCall
                 yield handle
@@ -464,18 +469,12 @@ class ServerContext(SessionLookup):
         return idle
 
 
-def _checked_source(
-    agent: ServedAgent,
-    inputs: RunInputs,
-    session_id: str,
-    options: ModelOptions | None,
-    principal: Principal,
-) -> AsyncIterator[BaseEvent]:
-    """The run's events (nothing runs before they are read); ApiError 422 for a bad input."""
+def _check_inputs(inputs: RunInputs) -> None:
+    """ApiError 422 for an input a run refuses: not str / Msg / list of Msg, or unpaired."""
     try:
+        coerce_input(inputs)
         if not isinstance(inputs, str):  # one message is a history of one
             check_input_history([inputs] if isinstance(inputs, Msg) else inputs)
-        return agent.events(inputs, session_id=session_id, options=options, principal=principal)
     except InvalidInputError as exc:
         raise ApiError(422, "invalid_input", str(exc), field="input") from None
 
