@@ -160,16 +160,7 @@ async def stream_run(
     """Start a streaming run of `text` in `session` and follow it to its end (or the break)."""
     seen = seen if seen is not None else Seen(session)
     body = {"input": text, "session_id": session}
-    try:
-        async with http.post(f"{url}/v1/agents/{AGENT}/runs:stream", json=body) as response:
-            seen.status = response.status
-            if response.status != 200:
-                seen.frames.append(("http_error", await response.json()))
-                return seen
-            await read_stream(response, seen)
-    except (aiohttp.ClientError, ConnectionError) as exc:
-        seen.broke = type(exc).__name__
-    return seen
+    return await _follow(http, f"{url}/v1/agents/{AGENT}/runs:stream", body, seen)
 
 
 async def approve_stream(
@@ -177,8 +168,15 @@ async def approve_stream(
 ) -> Seen:
     """Approve `approval_id` and follow the resumed run's stream into `seen`."""
     route = f"{url}/v1/sessions/{session}/approvals/{approval_id}:stream"
+    return await _follow(http, route, {"approved": True}, seen)
+
+
+async def _follow(
+    http: aiohttp.ClientSession, route: str, body: dict[str, Any], seen: Seen
+) -> Seen:
+    """POST `body` to a streaming route and read its frames into `seen` (or the break)."""
     try:
-        async with http.post(route, json={"approved": True}) as response:
+        async with http.post(route, json=body) as response:
             seen.status = response.status
             if response.status != 200:
                 seen.frames.append(("http_error", await response.json()))
