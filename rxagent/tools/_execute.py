@@ -1,5 +1,8 @@
 """Running one tool's function: async, sync (on a worker thread) or a generator, with progress.
 
+A sync tool declared non-blocking (`@tool(blocking=False)`) runs inline on the loop instead: no
+worker thread, no hand-off.
+
 A generator tool (async or sync) streams progress: each value it yields goes to the progress
 callback in order, except a `ToolResult`, which ends the tool with that result. A generator that
 ends without yielding a `ToolResult` has the last value it yielded as its result (`""` if it
@@ -28,6 +31,18 @@ if TYPE_CHECKING:
 __all__ = ["ProgressSink", "invoke", "run_progress"]
 
 _NOTHING: Final = object()
+
+
+class _Never:
+    """A stop flag that is never set: a generator run inline is never stopped between yields."""
+
+    __slots__ = ()
+
+    def is_set(self) -> bool:
+        return False
+
+
+_NEVER: Final = _Never()
 
 
 class ProgressSink:
@@ -77,14 +92,22 @@ async def invoke(
         value = found.fn(*args, **kwargs)
         if inspect.isawaitable(value):
             value = await value
-    else:
+    elif not found.blocking:  # declared non-blocking: inline, on the loop
+        value = found.fn(*args, **kwargs)
+        if inspect.isgenerator(value):
+            value = _drain_sync(value, sink, _NEVER)
+    elif found.is_generator:  # progress crosses back to the loop, and a cancel stops it
         value = await _in_thread(found.fn, args, kwargs, sink)
+    else:  # the plain hand-off: one queue put there, one call_soon_threadsafe back
+        value = await run_in_thread(found.fn, *args, **kwargs)
+        if inspect.isgenerator(value):  # a plain function that returned a generator
+            value = await _in_thread(lambda: value, [], {}, sink)
     if inspect.isawaitable(value):  # a sync callable that returned a coroutine
         value = await value
     if inspect.isasyncgen(value):
         value = await _drain_async(value, sink)
     elif inspect.isgenerator(value):  # an async callable returned a sync generator: rare
-        value = _drain_sync(value, sink, threading.Event())
+        value = _drain_sync(value, sink, _NEVER)
     return value
 
 
@@ -137,7 +160,7 @@ class _Stopped(Exception):
 
 
 def _drain_sync(
-    gen: Generator[Any, Any, Any], post: Callable[[Any], None], stop: threading.Event
+    gen: Generator[Any, Any, Any], post: Callable[[Any], None], stop: threading.Event | _Never
 ) -> Any:
     last: Any = _NOTHING
     try:

@@ -45,7 +45,10 @@ class Tool(Generic[P, R]):
             default.
         fn: The decorated function.
         is_async: True when `fn` is a coroutine or async-generator function (it runs on the
-            event loop; a sync `fn` runs in a worker thread).
+            event loop; a sync `fn` runs in a worker thread unless `blocking` is False).
+        blocking: False when the author declared that the sync `fn` never blocks (no I/O, no
+            waiting, quick): it runs inline on the event loop, with no worker thread. True for
+            every other sync tool; not used for async tools.
         is_generator: True when `fn` is a generator function: each value it yields is progress
             (an `ActingChunkEvent`), and a yielded `ToolResult`, or else the last value, is the
             result.
@@ -84,6 +87,7 @@ class Tool(Generic[P, R]):
     __slots__ = (
         "__wrapped__",
         "_binder",
+        "blocking",
         "description",
         "fn",
         "group",
@@ -106,6 +110,7 @@ class Tool(Generic[P, R]):
         timeout: float | None = None,
         group: str | None = None,
         needs_approval: ApprovalRule = False,
+        blocking: bool = True,
     ) -> None:
         target = _unwrap(fn)
         self.name: str = name if name is not None else _default_name(fn, target)
@@ -127,6 +132,7 @@ class Tool(Generic[P, R]):
             target
         )
         self.is_async: bool = _is_async(fn) or inspect.isasyncgenfunction(target)
+        self.blocking: bool = _check_blocking(self.name, blocking)
         self.injected: Mapping[str, type[Any]] = self._binder.injected
         self.preset: Mapping[str, Any] = MappingProxyType({})
 
@@ -141,6 +147,7 @@ class Tool(Generic[P, R]):
         timeout: float | None = None,
         group: str | None = None,
         needs_approval: ApprovalRule = False,
+        blocking: bool = True,
     ) -> Tool[[dict[str, Any]], Any]:
         """Make a tool from a JSON schema and a function that takes the arguments as one dict.
 
@@ -196,6 +203,7 @@ class Tool(Generic[P, R]):
             target
         )
         made.is_async = _is_async(fn) or inspect.isasyncgenfunction(target)
+        made.blocking = _check_blocking(name, blocking)
         made.injected = made._binder.injected
         made.preset = MappingProxyType({})
         return made
@@ -322,6 +330,15 @@ def _check_approval(name: str, rule: object) -> ApprovalRule:
     )
 
 
+def _check_blocking(name: str, blocking: object) -> bool:
+    if not isinstance(blocking, bool):
+        raise ToolDefinitionError(
+            f"tool '{name}': blocking must be True or False, got {blocking!r}; pass "
+            "blocking=False only for a sync function that never blocks"
+        )
+    return blocking
+
+
 def _check_timeout(name: str, timeout: object) -> float | None:
     if timeout is None:
         return None
@@ -347,6 +364,7 @@ def tool(
     timeout: float | None = None,
     group: str | None = None,
     needs_approval: ApprovalRule = False,
+    blocking: bool = True,
 ) -> Tool[P, R]: ...
 
 
@@ -360,6 +378,7 @@ def tool(
     timeout: float | None = None,
     group: str | None = None,
     needs_approval: ApprovalRule = False,
+    blocking: bool = True,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -372,6 +391,7 @@ def tool(
     timeout: float | None = None,
     group: str | None = None,
     needs_approval: ApprovalRule = False,
+    blocking: bool = True,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -391,6 +411,11 @@ def tool(
         needs_approval: True to park every call until a human approves it, or a function of
             the call's arguments (a dict) returning whether this call must wait; see "Human
             approval" in the tools guide.
+        blocking: For a sync function: False declares that it never blocks (no I/O, no
+            sleeping, no heavy computation), so it runs inline on the event loop instead of on
+            a worker thread, which saves the thread hand-off on every call. A tool declared
+            non-blocking that does block stalls every run on the loop meanwhile, and its
+            `timeout` cannot stop it. Ignored for async functions, which always run on the loop.
 
     Raises:
         ToolDefinitionError: When a parameter has no annotation, for `*args` or `**kwargs`,
@@ -429,6 +454,7 @@ def tool(
                 timeout=timeout,
                 group=group,
                 needs_approval=needs_approval,
+                blocking=blocking,
             )
 
         return decorate
@@ -439,6 +465,7 @@ def tool(
         timeout=timeout,
         group=group,
         needs_approval=needs_approval,
+        blocking=blocking,
     )
 
 
@@ -450,6 +477,7 @@ def _make_tool(
     timeout: float | None,
     group: str | None,
     needs_approval: ApprovalRule,
+    blocking: bool,
 ) -> Tool[P, R]:
     if isinstance(fn, Tool):
         if (
@@ -458,6 +486,7 @@ def _make_tool(
             and timeout is None
             and group is None
             and needs_approval is False
+            and blocking is True
         ):
             return typing.cast("Tool[P, R]", fn)
         return Tool(
@@ -467,6 +496,7 @@ def _make_tool(
             timeout=fn.timeout if timeout is None else timeout,
             group=fn.group if group is None else group,
             needs_approval=fn.needs_approval if needs_approval is False else needs_approval,
+            blocking=fn.blocking and blocking,
         )
     if not callable(fn):
         raise ToolDefinitionError(f"@tool decorates a function, got {fn!r}")
@@ -477,4 +507,5 @@ def _make_tool(
         timeout=timeout,
         group=group,
         needs_approval=needs_approval,
+        blocking=blocking,
     )

@@ -267,7 +267,8 @@ class Toolkit(GroupedTools, ToolsetSlots):
     ) -> ToolOutcome:
         """Run one tool call and return its outcome; a failure is an error result, never raised.
 
-        Sync tools run in a worker thread, async tools on the loop. On timeout an async tool is
+        Sync tools run in a worker thread (inline on the loop when declared `blocking=False`),
+        async tools on the loop. On timeout an async tool is
         cancelled, a sync generator stops at its next `yield`; a plain sync tool's thread cannot
         be stopped, so its result is dropped when it ends. An exception becomes an error result
         with its type and message; its traceback goes to the `rxagent.tools` logger.
@@ -329,15 +330,18 @@ class Toolkit(GroupedTools, ToolsetSlots):
         except _MissingInjection as exc:
             return failed(call, start, f"Tool '{call.name}' cannot run: {exc}", ran=False)
         limit = found.timeout if found.timeout is not None else timeout
-        scope = asyncio.timeout(None)
+        scope: asyncio.Timeout | None = None
         sink = ProgressSink(progress if progress is not None else run_progress(call, inject))
         try:
-            async with scope:
-                if limit is not None:
-                    _start_timeout(scope, limit)
+            if limit is None:  # no timer, no scope
                 value = await invoke(found, args, kwargs, sink)
+            else:
+                scope = asyncio.timeout(None)
+                async with scope:
+                    _start_timeout(scope, limit)
+                    value = await invoke(found, args, kwargs, sink)
         except Exception as exc:
-            if isinstance(exc, TimeoutError) and scope.expired():
+            if isinstance(exc, TimeoutError) and scope is not None and scope.expired():
                 message = f"Tool '{call.name}' timed out after {limit:g}s"
                 log.info("%s (call %s); it was cancelled", message, call.id)
                 return failed(call, start, message, code=ErrorCode.TOOL_TIMEOUT)
