@@ -193,6 +193,7 @@ def _is_subclass(candidate: object, key: type[Any]) -> bool:
 
 
 _NOBODY: Final = Principal()
+_NO_USAGE: Final = Usage()
 
 
 class RunEngine(Protocol):
@@ -314,7 +315,7 @@ class RunContext:
         self.output_plan = output_plan
         self.principal = principal if principal is not None else _NOBODY
         self.step = 0
-        self.usage = Usage()
+        self.usage = _NO_USAGE  # frozen: shared until the first model call adds to it
         self.tools_used: list[str] = []
         self.started_at = time.perf_counter()
         self.loop = loop

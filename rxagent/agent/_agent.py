@@ -21,7 +21,7 @@ from rxagent.agent._consume import bounded_events, final_result
 from rxagent.agent._loop import run_observable
 from rxagent.agent._selecting import check_tool_selection
 from rxagent.agent._sessions import SessionRuns
-from rxagent.agent._start import RunArgs, call_then_close, new_run
+from rxagent.agent._start import RunArgs, call_then_close, new_result_run, new_run
 from rxagent.agent._support import Deps, LoopThread, coerce_input, resolve_model
 from rxagent.context import RunContext
 from rxagent.error_messages import ErrorMessages
@@ -375,7 +375,7 @@ class ReActAgent(AgentSessions, AgentNesting):
             principal=principal,
             interceptors=interceptors,
         )
-        return await final_result(run_observable(lambda: new_run(self, args, None)))
+        return await final_result(run_observable(lambda: new_result_run(self, args)))
 
     def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:
         """Blocking `call()` for scripts; inside a running loop (Jupyter) it runs on a private loop.

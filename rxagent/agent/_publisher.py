@@ -50,6 +50,24 @@ class Publisher:
         pyctx: The run's context variables, for the drainer task.
     """
 
+    __slots__ = (
+        "_loop_thread",
+        "_reporting_hook_error",
+        "_seq",
+        "chain",
+        "closed",
+        "ctx",
+        "drainer",
+        "gate",
+        "observer",
+        "on_pending",
+        "only",
+        "pending",
+        "pyctx",
+        "room",
+        "waiter",
+    )
+
     def __init__(
         self,
         ctx: RunContext,
@@ -62,6 +80,9 @@ class Publisher:
         self.gate = gate
         self.pyctx = pyctx
         self.observer: abc.ObserverBase[BaseEvent] | None = None
+        # the event types the subscriber reads, None for all (`call()` reads PostCall only):
+        # other types are still built for hooks that see them, but not delivered
+        self.only: frozenset[type[BaseEvent]] | None = None
         self.closed = False  # the subscriber went away: nothing more is delivered
         # what hooks and tools emitted, and the events of nested runs (forwarded as they are)
         self.pending: deque[tuple[type[BaseEvent], dict[str, Any]] | BaseEvent] = deque()
@@ -96,6 +117,24 @@ class Publisher:
             "modified_by": (),
             "changes": (),
         }
+
+    def wants(self, event_type: type[BaseEvent]) -> bool:
+        """Whether anyone sees an event of `event_type`: the subscriber, or a hook.
+
+        An event nobody sees need not be built: `skip()` takes its place.
+        """
+        only = self.only
+        return only is None or event_type in only or self.chain.has_hooks(event_type)
+
+    def skip(self) -> bool:
+        """Stand in for an event nobody sees: take its `seq`; True when emitted events wait.
+
+        The `seq` of every later event is then what it would have been, and a caller that gets
+        True drains the waiting events (`await drain()`) where the event would have been
+        published.
+        """
+        self._seq += 1
+        return bool(self.pending)
 
     def make(self, event_type: type[EventT], **payload: Any) -> EventT:
         """Build an event of the run from trusted values, without validation (the hot path)."""
@@ -197,9 +236,11 @@ class Publisher:
         return event
 
     def deliver(self, event: BaseEvent) -> None:
-        """Hand `event` to the subscriber (nothing after it went away)."""
+        """Hand `event` to the subscriber (nothing after it went away, or that it does not read)."""
         if not self.closed and self.observer is not None:
-            self.observer.on_next(event)
+            only = self.only
+            if only is None or type(event) in only:
+                self.observer.on_next(event)
 
     async def drain(self, *, quiet: bool = False) -> None:
         """Deliver the events hooks and tools emitted, in emission order, through the hooks.

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.errors import AgentRunError, ErrorCode
 from rxagent.events import ErrorEvent, OutputChunkEvent, ReasoningChunkEvent
-from rxagent.models.base import ResponseBuilder, Usage
+from rxagent.models.base import ModelDelta, ResponseBuilder, Usage
 from rxagent.output import NO_PARTIAL, OutputStream
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from rxagent.agent._run import Run
     from rxagent.events import PreReasoningEvent
     from rxagent.messages import Msg
@@ -44,6 +46,10 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage, str | No
     output_at = 0
     interrupt = run.interrupt
     start_drainer = events.start_drainer  # bound once: it is set again before every chunk
+    # chunks nobody sees (no hook, a subscriber that reads only the result) are not built
+    chunks_seen = events.wants(ReasoningChunkEvent)
+    if output is not None and not events.wants(OutputChunkEvent):
+        output = None  # the partial objects exist only for their events
     try:
         while True:
             interrupt.waiting_in = "model"
@@ -73,24 +79,32 @@ async def reason(run: Run, pre: PreReasoningEvent) -> tuple[Msg, Usage, str | No
                 await run.interrupted("chunk")
                 return None
             if position >= 0:
-                await publish(make(ReasoningChunkEvent, delta=delta, index=position))
+                if chunks_seen:
+                    await publish(make(ReasoningChunkEvent, delta=delta, index=position))
+                elif events.skip():  # what a hook or tool emitted meanwhile goes out here
+                    await events.drain()
                 if output is not None:
                     output_at = position
                     await publish_partial(run, output.feed(delta), position)
         if output is not None:  # the end of the text completes a top-level number
             await publish_partial(run, output.close(), output_at)
     finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
-        if events.drainer is not None:
-            await events.join_drainer()
+        await _close(iterator, run)
     usage = builder.usage
     if usage.requests == 0:
         usage = usage + Usage(requests=1)
     usage = run.priced(ctx.model, usage)
     ctx.usage = ctx.usage + usage
     return builder.build(), usage, builder.finish_reason
+
+
+async def _close(iterator: AsyncIterator[ModelDelta], run: Run) -> None:
+    """Close the model's stream, and deliver what was emitted while it was awaited."""
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
+    if run.events.drainer is not None:
+        await run.events.join_drainer()
 
 
 async def model_failed(run: Run, started: bool, exc: Exception) -> None:

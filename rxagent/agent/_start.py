@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from rxagent.agent._checks import (
     check_input_history,
@@ -20,6 +20,7 @@ from rxagent.agent._support import (
     running_loop,
 )
 from rxagent.errors import ConfigurationError, SessionBusyError
+from rxagent.events import BaseEvent, PostCallEvent
 from rxagent.guards import GuardPipeline
 
 if TYPE_CHECKING:
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from rxagent.output import OutputStrategy
     from rxagent.result import AgentResult
 
-__all__ = ["RunArgs", "call_model", "call_then_close", "new_run"]
+__all__ = ["RESULT_ONLY", "RunArgs", "call_model", "call_then_close", "new_result_run", "new_run"]
+
+RESULT_ONLY: Final[frozenset[type[BaseEvent]]] = frozenset({PostCallEvent})
+"""What a caller that reads only the result is delivered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +114,22 @@ def new_run(agent: ReActAgent, args: RunArgs, gate: asyncio.Event | None) -> Run
     if tail is not None:
         run.predecessor = tail
     agent._runs.tails[session_id] = run
+    return run
+
+
+def new_result_run(agent: ReActAgent, args: RunArgs) -> Run:
+    """`new_run` for a caller that reads only the result (`call()`).
+
+    Its subscriber gets the PostCallEvent alone; every other event is still built for the
+    hooks that see it, and an event that no hook sees (a streamed chunk) is not built at all.
+
+    Raises:
+        InvalidInputError: As `new_run`.
+        ConfigurationError: As `new_run`.
+        SessionBusyError: As `new_run`.
+    """
+    run = new_run(agent, args, None)
+    run.events.only = RESULT_ONLY
     return run
 
 
