@@ -17,8 +17,8 @@ from rxagent.agent._checks import (
     check_prices,
     stop_conditions,
 )
-from rxagent.agent._consume import bounded_events, final_result
-from rxagent.agent._loop import run_observable
+from rxagent.agent._consume import bounded_events
+from rxagent.agent._loop import run_observable, run_to_result
 from rxagent.agent._selecting import check_tool_selection
 from rxagent.agent._sessions import SessionRuns
 from rxagent.agent._start import RunArgs, call_then_close, new_result_run, new_run
@@ -375,7 +375,10 @@ class ReActAgent(AgentSessions, AgentNesting):
             principal=principal,
             interceptors=interceptors,
         )
-        return await final_result(run_observable(lambda: new_result_run(self, args)))
+        result = await run_to_result(lambda: new_result_run(self, args))
+        if result is None:  # pragma: no cover - a run without a decision ends with PostCall
+            raise RuntimeError("the run ended without a PostCallEvent")
+        return result
 
     def call_sync(self, msg: AgentInput = None, **kwargs: Any) -> AgentResult[Any]:
         """Blocking `call()` for scripts; inside a running loop (Jupyter) it runs on a private loop.

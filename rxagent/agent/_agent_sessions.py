@@ -6,8 +6,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, cast
 
 from rxagent.agent._approval import Decision, check_approval_id, streamed_decision
-from rxagent.agent._consume import bounded_events, optional_result
-from rxagent.agent._loop import run_observable
+from rxagent.agent._consume import bounded_events
+from rxagent.agent._loop import run_observable, run_to_result
 from rxagent.agent._start import RunArgs, new_result_run, new_run
 from rxagent.errors import ConfigurationError, SessionBusyError
 from rxagent.state import AgentState, consistent_state, migrate_state
@@ -234,7 +234,7 @@ class AgentSessions:
             )
         args = dataclasses.replace(args, decision=decision)
         agent = cast("ReActAgent", self)
-        return await optional_result(run_observable(lambda: new_result_run(agent, args)))
+        return await run_to_result(lambda: new_result_run(agent, args))
 
     async def set_active_groups(
         self, groups: Iterable[str] | None, *, session_id: str = "default"

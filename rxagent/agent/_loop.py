@@ -58,6 +58,7 @@ from rxagent.errors import (
     UnknownRunError,
 )
 from rxagent.events import (
+    BaseEvent,
     PostCallEvent,
     PostReasoningEvent,
     PreCallEvent,
@@ -73,9 +74,8 @@ if TYPE_CHECKING:
 
     from rxagent.agent._run import Run
     from rxagent.agent.conditions import StopDecision
-    from rxagent.events import BaseEvent
 
-__all__ = ["run_loop", "run_observable"]
+__all__ = ["run_loop", "run_observable", "run_to_result"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
@@ -100,6 +100,49 @@ def run_observable(make_run: Callable[[], Run]) -> Observable[BaseEvent]:
         return Disposable(run.dispose)
 
     return Observable(subscribe)
+
+
+class _ResultObserver(abc.ObserverBase[BaseEvent]):
+    """Keeps the result of the run's PostCall and resolves `done` when the run is over."""
+
+    __slots__ = ("done", "result")
+
+    def __init__(self, done: asyncio.Future[AgentResult[Any] | None]) -> None:
+        self.done = done
+        self.result: AgentResult[Any] | None = None
+
+    def on_next(self, value: BaseEvent) -> None:
+        if type(value) is PostCallEvent:
+            self.result = value.result
+
+    def on_error(self, error: Exception) -> None:
+        if not self.done.done():
+            self.done.set_exception(error)
+
+    def on_completed(self) -> None:
+        if not self.done.done():
+            self.done.set_result(self.result)
+
+
+async def run_to_result(make_run: Callable[[], Run]) -> AgentResult[Any] | None:
+    """Run one run to its end and return its result: `call()`, without an Observable between.
+
+    The same protocol as subscribing to `run_observable(make_run)` and keeping the PostCall's
+    result: a run that cannot start raises here, a recorded decision that starts no run gives
+    None, and cancelling the caller disposes the run (its task ends, its state is saved paired).
+
+    Raises:
+        InvalidInputError: As `make_run`, for a run that cannot start.
+        SessionBusyError: As `make_run`, or when the session is taken elsewhere.
+    """
+    run = make_run()
+    observer = _ResultObserver(run.ctx.loop.create_future())
+    run.events.observer = observer
+    run.task = run.ctx.loop.create_task(run_loop(run), context=run.pyctx)
+    try:
+        return await observer.done
+    finally:
+        run.dispose()
 
 
 async def run_loop(run: Run) -> None:
