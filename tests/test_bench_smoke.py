@@ -154,3 +154,19 @@ def test_soak_benchmark_leaves_nothing_behind(capsys: pytest.CaptureFixture[str]
     assert set(bookkeeping.values()) == {0}  # live objects: other tests' may be about
     assert results["slopes_per_1000_runs"]["rss_kib"] < 3072
     assert "slope per 1,000 runs after warm-up" in capsys.readouterr().out
+
+
+def test_parts_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    module = load_bench("parts")
+    out = tmp_path / "parts.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert set(results) >= {
+        "thread hop (sync tool call)",
+        "inline sync tool call (blocking=False)",
+        "request building (3-call history)",
+        "whole response (one tool call)",
+        "streamed answer (20 chunks)",
+    }
+    assert all(r["rxagent_us"] > 0 and r["by_hand_us"] > 0 for r in results.values())
+    assert "| thread hop (sync tool call) |" in capsys.readouterr().out
