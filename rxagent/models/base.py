@@ -26,7 +26,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    Protocol,
+    TypeAlias,
+    runtime_checkable,
+)
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field
 
@@ -102,6 +111,10 @@ class Usage(_Frozen):
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
+        if not other.requests and other == _NO_USAGE:  # adding nothing: this one, as it is
+            return self
+        if not self.requests and self == _NO_USAGE:
+            return other
         return trusted(
             Usage,
             input_tokens=self.input_tokens + other.input_tokens,
@@ -111,6 +124,10 @@ class Usage(_Frozen):
             requests=self.requests + other.requests,
             cost=self.cost + other.cost,
         )
+
+
+_NO_USAGE: Final = Usage()
+"""The zero usage, shared (frozen): where counting starts."""
 
 
 class ToolSchema(_Frozen):
@@ -342,7 +359,7 @@ class ResponseBuilder:
         self._positions: dict[_BlockKey, int] = {}
         self._blocks: list[list[Any]] = []  # [kind, text-or-args, id, name, signature]
         self._id_factory = id_factory
-        self.usage = Usage()
+        self.usage = _NO_USAGE
         self.finish_reason: str | None = None
 
     def _slot(self, kind: str, index: int) -> tuple[int, list[Any]]:
