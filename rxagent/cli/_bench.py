@@ -343,7 +343,7 @@ def _in_range(low: float, high: float, cast: Callable[[str], float] = int) -> Ca
         if low <= number <= high:
             return number
         raise argparse.ArgumentTypeError(
-            f"expected a number from {low:g} to {high:g}, got {text!r}"
+            f"expected a number in [{low:,.12g}, {high:,.12g}], got {text!r}"
         )
 
     return parse
