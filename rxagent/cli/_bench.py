@@ -98,7 +98,10 @@ def format_value(value: float) -> str:
 
 @dataclass(frozen=True)
 class Row:
-    """One figure: the raw loop's value, rxagent's, their ratio over rounds, and the goal."""
+    """One figure: the raw loop's value, rxagent's, their ratio, its range, and the goal.
+
+    `ratios` are the ratios of every round (or of every pair of processes); they give the range.
+    """
 
     key: str
     figure: str
@@ -110,8 +113,8 @@ class Row:
 
     @property
     def ratio(self) -> float:
-        """The median of the ratios (one a round, or one a pair of processes)."""
-        return statistics.median(self.ratios)
+        """The ratio: rxagent's value over the raw loop's."""
+        return self.rxagent / self.raw
 
     @property
     def met(self) -> bool:
@@ -152,70 +155,56 @@ def _median(values: Sequence[float]) -> float:
 
 
 def build_rows(results: dict[str, Any]) -> list[Row]:
-    """The table's rows from the results of `measure` (medians over rounds)."""
+    """The table's rows from the results of `measure`.
+
+    A figure measured in rounds shows the round whose ratio is the median (the lower middle one
+    of an even number): its two values and their ratio, with the range of every round's ratio.
+    Import times show the median of each variant's processes.
+    """
     from rxagent.testing._overhead import RAW, RXAGENT
 
     rounds = results["rounds"]
-    hooks = results["settings"]["hooks"]
-
-    def seq(mode: str, key: str) -> tuple[float, float, tuple[float, ...]]:
-        per = [r[mode]["variants"] for r in rounds]
-        ratio = "ratio" if key == "run_ms_median" else "cpu_ratio"
-        return (
-            _median([v[RAW][key] for v in per]),
-            _median([v[RXAGENT][key] for v in per]),
-            tuple(v[RXAGENT][ratio] for v in per),
-        )
-
-    rows = []
-    for mode, figure in (
-        ("nonstream", f"per run, non-streaming, {hooks} no-op hooks, sync `add` tool"),
-        ("stream", "per run, streaming"),
-    ):
-        raw, rx, ratios = seq(mode, "run_ms_median")
-        rows.append(Row(mode, figure, "ms", raw, rx, ratios, GOALS[mode]))
-    raw, rx, ratios = seq("nonstream", "cpu_step_us_median")
-    rows.append(Row("cpu", "client CPU per model call", "µs", raw, rx, ratios, GOALS["cpu"]))
-    conc = [r["concurrency"]["variants"] for r in rounds]
     settings = results["settings"]
-    rows.append(
-        Row(
-            "concurrency",
-            f"concurrent runs/s ({settings['conc_m']} runs, {settings['latency_ms']:g} ms"
-            " per model call)",
-            "runs/s",
-            _median([c[RAW]["runs_per_s"] for c in conc]),
-            _median([c[RXAGENT]["runs_per_s"] for c in conc]),
-            tuple(c[RXAGENT]["ratio"] for c in conc),
-            GOALS["concurrency"],
-        )
-    )
+
+    def paired(
+        key: str, figure: str, unit: str, phase: str, value: str, ratio: str = "ratio"
+    ) -> Row:
+        per = [r[phase]["variants"] for r in rounds]
+        ratios = tuple(v[RXAGENT][ratio] for v in per)
+        middle = per[ratios.index(statistics.median_low(ratios))]
+        raw, rx = middle[RAW][value], middle[RXAGENT][value]
+        return Row(key, figure, unit, raw, rx, ratios, GOALS[key])
+
+    hooks = settings["hooks"]
+    conc = f"{settings['conc_m']} runs, {settings['latency_ms']:g} ms per model call"
+    rows = [
+        paired(
+            "nonstream",
+            f"per run, non-streaming, {hooks} no-op hooks, sync `add` tool",
+            "ms",
+            "nonstream",
+            "run_ms_median",
+        ),
+        paired("stream", "per run, streaming", "ms", "stream", "run_ms_median"),
+        paired(
+            "cpu",
+            "client CPU per model call",
+            "µs",
+            "nonstream",
+            "cpu_step_us_median",
+            "cpu_ratio",
+        ),
+        paired("concurrency", f"concurrent runs/s ({conc})", "runs/s", "concurrency", "runs_per_s"),
+    ]
     rss = results["rss"]
     raw_mb, rx_mb = rss[RAW]["peak_rss_mb"], rss[RXAGENT]["peak_rss_mb"]
-    rows.append(
-        Row(
-            "rss",
-            "peak RSS of a process running one variant (import + concurrency)",
-            "MB",
-            raw_mb,
-            rx_mb,
-            (rx_mb / raw_mb,),
-            GOALS["rss"],
-        )
-    )
+    figure = "peak RSS of a process running one variant (import + concurrency)"
+    rows.append(Row("rss", figure, "MB", raw_mb, rx_mb, (rx_mb / raw_mb,), GOALS["rss"]))
     imports = results["import_ms"]
     pairs = tuple(b / a for a, b in zip(imports[RAW], imports[RXAGENT], strict=True))
-    rows.append(
-        Row(
-            "import",
-            "`import` of what a run needs",
-            "ms",
-            _median(imports[RAW]),
-            _median(imports[RXAGENT]),
-            pairs,
-            GOALS["import"],
-        )
-    )
+    raw_ms, rx_ms = _median(imports[RAW]), _median(imports[RXAGENT])
+    figure = "`import` of what a run needs"
+    rows.append(Row("import", figure, "ms", raw_ms, rx_ms, pairs, GOALS["import"]))
     return rows
 
 
@@ -240,7 +229,7 @@ def report(results: dict[str, Any]) -> list[str]:
         f" 127.0.0.1; n={s['n']} runs per variant per phase, {s['rounds']} round(s); concurrency:"
         f" {s['conc_batches']} batch(es) of {s['conc_m']} runs per variant a round;"
         f" import: {s['import_reps']} processes each",
-        "raw and rxagent alternate in one process; cells: median over rounds,"
+        "raw and rxagent alternate in one process; cells: the round with the median ratio,"
         " ratio: rxagent / raw [min..max over rounds]",
         "",
         *table(results["rows"]),
@@ -368,7 +357,7 @@ def add_bench_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> N
     )
     bench.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
     bench.add_argument("--json", metavar="FILE", help="also write every result to FILE")
-    bench.add_argument("--n", type=_COUNT, default=200, help="timed runs a variant a phase")
+    bench.add_argument("--n", type=_COUNT, default=100, help="timed runs a variant a phase")
     bench.add_argument("--rounds", type=_COUNT, default=3, help="rounds of every phase")
     bench.add_argument("--warmup", type=_COUNT, default=10, help=argparse.SUPPRESS)
     bench.add_argument("--block", type=_COUNT, default=10, help=argparse.SUPPRESS)
@@ -389,7 +378,7 @@ def add_bench_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> N
         help="server latency a model call (50)",
     )
     bench.add_argument(
-        "--import-reps", type=_COUNT, default=5, help="fresh processes a variant, import time"
+        "--import-reps", type=_COUNT, default=3, help="fresh processes a variant, import time"
     )
     bench.set_defaults(handler=bench_command)
 

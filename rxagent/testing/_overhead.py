@@ -139,7 +139,7 @@ class Settings:
         seed: The seed of the order of the blocks and the batches.
     """
 
-    n: int = 200
+    n: int = 100
     warmup: int = 10
     block: int = 10
     k: int = 3
