@@ -37,7 +37,7 @@ QUICK: Final = {
     "conc_batches": 1,
     "import_reps": 1,
 }
-"""The settings `--quick` uses: a few seconds, for a smoke run."""
+"""The settings `--quick` uses: a smoke run (its figures mean little)."""
 
 
 @dataclass(frozen=True)
@@ -351,11 +351,13 @@ def add_bench_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> N
             "Measure rxagent against a hand-written loop on a raw aiohttp session, both talking "
             "to a fake OpenAI server on 127.0.0.1 (K=3 tool calls, 4 model calls per run): time "
             "per run non-streaming and streaming, client CPU per model call, concurrent runs/s, "
-            "peak RSS and import time, each with its goal. About 30 s; --quick: a few seconds. "
+            "peak RSS and import time, each with its goal. --quick: a smoke run. "
             "Exit code 1 when a run check fails (a goal not met is not a failure)."
         ),
     )
-    bench.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
+    bench.add_argument(
+        "--quick", action="store_true", help="a smoke run: tiny counts, figures not meaningful"
+    )
     bench.add_argument("--json", metavar="FILE", help="also write every result to FILE")
     bench.add_argument("--n", type=_COUNT, default=100, help="timed runs a variant a phase")
     bench.add_argument("--rounds", type=_COUNT, default=3, help="rounds of every phase")
