@@ -14,7 +14,7 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -294,21 +294,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {
         "machine": machine(),
         "settings": {
-            key: getattr(args, key)
-            for key in (
-                "n",
-                "warmup",
-                "block",
-                "rounds",
-                "k",
-                "chunks",
-                "hooks",
-                "conc_m",
-                "conc_batches",
-                "latency_ms",
-                "import_reps",
-                "seed",
-            )
+            **asdict(settings_of(args)),
+            "rounds": args.rounds,
+            "import_reps": args.import_reps,
         },
         "versions": {"rxagent": __version__, "aiohttp": version("aiohttp")},
         "rounds": rounds,
