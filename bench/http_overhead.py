@@ -10,16 +10,24 @@ The workload is the one of `shared/bench/peers`: system + user prompt, then K=3 
 each return one `add(a, b)` tool call, the tool runs, and a final LLM call returns text. That is
 4 LLM calls per run; a **step** is one LLM call with its tool call, so per-step time = per-run
 time / 4. The LLM is a deterministic fake OpenAI Chat Completions server on 127.0.0.1 (a free
-port), started by this script in its own process (it answers from precomputed bytes).
+port), started by this script in its own process (it answers from precomputed bytes). The server,
+the raw aiohttp loop, the rxagent variant and the measurement are the package's
+(`rxagent.testing._bench_server`, `rxagent.testing._overhead`), shared with `rxagent bench`.
 
 In one process and against the same server, blocks of runs of each variant alternate
 (shuffled order in every round of blocks), non-streaming and streaming:
 
 - **raw aiohttp** (the floor): a hand-written loop on one `aiohttp.ClientSession`, stdlib `json`,
   hand-written SSE parsing; it sends the identical request sequence.
-- **rxagent**: `ReActAgent(..., OpenAIChatModel(..., stream=False/True), tools=[add])`,
-  `await agent.call(...)`, each run in a fresh session.
+- **rxagent**: `ReActAgent(..., OpenAIChatModel(..., stream=False/True), tools=[add],
+  hooks=[5 no-op hooks that see every event])` (`--hooks N`), each run in a fresh session:
+  `await agent.call(...)`, or, streaming, every event of `agent.events(...)` consumed.
 - **raw openai** (`--openai-loop`): the same loop on `openai.AsyncOpenAI`.
+
+Then the **concurrency phase**: batches of `--conc-m` (100) concurrent non-streaming runs
+(`asyncio.gather`) with `--latency-ms` (50) of server latency per model call; a warm-up batch of
+each variant, then `--conc-batches` (3) batches of each, alternating; runs/s = M / the median
+batch time (`--conc-batches 0` skips it).
 
 The **paired overhead** of a variant is its median per-step time minus the raw aiohttp loop's,
 both measured in the same process over the same minutes; it holds up when the machine's speed
@@ -35,363 +43,46 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import gc
 import importlib
-import itertools
 import json
 import os
-import platform
-import random
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
+from rxagent.testing._bench_server import ServerProcess
+from rxagent.testing._overhead import (
+    API_KEY,
+    HOST,
+    MODEL,
+    PROMPT,
+    RAW,
+    SYSTEM,
+    TOOLS,
+    BenchError,
+    Variant,
+    accumulate,
+    add,
+    exec_tool_calls,
+    first_messages,
+    machine,
+    measure_round,
+    raw_aiohttp,
+    rxagent_variant,
+    settings_of,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
 
-    from aiohttp import web
 
-PROMPT = "What is 1 + 2? Use the add tool."
-SYSTEM = "You are a helpful assistant. Use tools when asked."
-MODEL = "gpt-4o-mini"
-API_KEY = "x"
-HOST = "127.0.0.1"  # the fake server binds loopback only
 PEERS = ("pydantic-ai", "langgraph", "openai-agents", "agentscope")
 PEERS_PYTHON = os.environ.get("HTTP_BENCH_PEERS_PYTHON", "/work/venvs/peers/bin/python")
 MODES = ("nonstream", "stream")
-REFERENCE = "raw-aiohttp"
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "add",
-            "description": "Add two integers and return the sum.",
-            "parameters": {
-                "type": "object",
-                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                "required": ["a", "b"],
-            },
-        },
-    }
-]
-
-
-class BenchError(RuntimeError):
-    pass
-
-
-class ToolCounter:
-    calls = 0
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers and return the sum."""
-    ToolCounter.calls += 1
-    return a + b
-
-
-async def add_async(a: int, b: int) -> int:
-    """Add two integers and return the sum."""
-    ToolCounter.calls += 1
-    return a + b
-
-
-# ------------------------------------------------------------------------------------------------
-# The fake OpenAI server (adapted from shared/bench/peers/fake_openai.py; same response bytes).
-# It runs in its own process: `python bench/http_overhead.py --serve`.
-
-_ID = "\x00ID\x00"  # spliced with a per-request counter
-_USAGE = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
-_TOOL_ARGS = '{"a": 1, "b": 2}'
-_ARG_PIECES = ('{"a": ', '1, "b": ', "2}")
-
-
-def _dumps(obj: object) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
-def _split(template: bytes) -> tuple[bytes, ...]:
-    return tuple(template.split(b"\\u0000ID\\u0000"))
-
-
-def _completion(message: dict[str, Any], finish: str) -> tuple[bytes, ...]:
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-    return _split(
-        _dumps(
-            {
-                "id": "chatcmpl-" + _ID,
-                "object": "chat.completion",
-                "created": 1700000000,
-                "model": MODEL,
-                "choices": [choice],
-                "usage": _USAGE,
-                "system_fingerprint": "fp_fake",
-            }
-        )
-    )
-
-
-def _chunk(delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None) -> bytes:
-    obj: dict[str, Any] = {
-        "id": "chatcmpl-" + _ID,
-        "object": "chat.completion.chunk",
-        "created": 1700000000,
-        "model": MODEL,
-        "system_fingerprint": "fp_fake",
-        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
-        if delta is not None
-        else [],
-    }
-    if usage is not None:
-        obj["usage"] = usage
-    return b"data: " + _dumps(obj) + b"\n\n"
-
-
-def _sse(chunks: list[bytes], finish: str) -> dict[bool, tuple[bytes, ...]]:
-    """Both endings: a separate usage chunk (stream_options.include_usage) or usage on finish."""
-    with_usage = [*chunks, _chunk({}, finish), _chunk(None, None, _USAGE)]
-    without = [*chunks, _chunk({}, finish, _USAGE)]
-    return {
-        True: _split(b"".join([*with_usage, b"data: [DONE]\n\n"])),
-        False: _split(b"".join([*without, b"data: [DONE]\n\n"])),
-    }
-
-
-class FakeOpenAI:
-    """K tool-call answers, then the final text; request counters for the checks."""
-
-    def __init__(self, k: int, chunks: int) -> None:
-        self.k = k
-        self.ids = itertools.count(1)
-        self.stats = self.zero()
-        self.last = b"{}"
-        call = {"id": "call_" + _ID, "type": "function"}
-        self.ns_tool = _completion(
-            {
-                "role": "assistant",
-                "content": None,
-                "refusal": None,
-                "tool_calls": [{**call, "function": {"name": "add", "arguments": _TOOL_ARGS}}],
-            },
-            "tool_calls",
-        )
-        self.ns_final = _completion(
-            {"role": "assistant", "content": "done", "refusal": None}, "stop"
-        )
-        first = {**call, "index": 0, "function": {"name": "add", "arguments": ""}}
-        self.st_tool = _sse(
-            [_chunk({"role": "assistant", "content": None, "tool_calls": [first]})]
-            + [
-                _chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
-                for piece in _ARG_PIECES
-            ],
-            "tool_calls",
-        )
-        texts = ["done"] + [" done"] * (chunks - 1)
-        self.st_final = _sse(
-            [_chunk({"role": "assistant", "content": ""})]
-            + [_chunk({"content": text}) for text in texts],
-            "stop",
-        )
-
-    @staticmethod
-    def zero() -> dict[str, int]:
-        keys = ("requests", "stream_requests", "tool_call_responses", "final_responses")
-        return dict.fromkeys((*keys, "bad_requests", "other_paths"), 0)
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        from aiohttp import web
-
-        stats = self.stats
-        if request.method != "POST" or not request.path.endswith("/chat/completions"):
-            stats["other_paths"] += 1
-            return web.json_response({"error": {"message": "not found"}}, status=404)
-        raw = await request.read()
-        try:
-            body = json.loads(raw)
-            n_tool = sum(1 for m in body["messages"] if m.get("role") == "tool")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            stats["bad_requests"] += 1
-            return web.json_response({"error": {"message": f"bad request: {exc}"}}, status=400)
-        self.last = raw
-        stats["requests"] += 1
-        ident = str(next(self.ids)).encode()
-        want_tool = n_tool < self.k
-        stats["tool_call_responses" if want_tool else "final_responses"] += 1
-        if not body.get("stream"):
-            parts = self.ns_tool if want_tool else self.ns_final
-            return web.Response(body=ident.join(parts), content_type="application/json")
-        stats["stream_requests"] += 1
-        usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        parts = (self.st_tool if want_tool else self.st_final)[usage]
-        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        return web.Response(body=ident.join(parts), headers=headers)  # one write; parsed per event
-
-    async def stats_view(self, request: web.Request) -> web.Response:
-        from aiohttp import web
-
-        if request.method == "POST":
-            self.stats = self.zero()
-        return web.json_response(self.stats)
-
-    async def last_view(self, request: web.Request) -> web.Response:
-        from aiohttp import web
-
-        return web.Response(body=self.last, content_type="application/json")
-
-
-async def serve(k: int, chunks: int, max_runtime_s: float) -> None:
-    from aiohttp import web
-
-    fake = FakeOpenAI(k, chunks)
-    app = web.Application(client_max_size=64 * 1024 * 1024)
-    app.router.add_route("GET", "/stats", fake.stats_view)
-    app.router.add_route("POST", "/stats/reset", fake.stats_view)
-    app.router.add_route("GET", "/last", fake.last_view)
-    app.router.add_route("*", "/{tail:.*}", fake.handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, 0))
-    sock.listen(1024)
-    await web.SockSite(runner, sock, backlog=1024).start()
-    print(f"PORT={sock.getsockname()[1]}", flush=True)
-    try:
-        await asyncio.sleep(max_runtime_s)  # bounded: the server always stops by itself
-    finally:
-        await runner.cleanup()
-
-
-class Server:
-    """The fake server in a child process (`--serve`), stopped by its pid."""
-
-    def __init__(self, k: int, chunks: int, max_runtime_s: float = 3600.0) -> None:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", "--k", str(k)]
-        cmd += ["--chunks", str(chunks), "--max-runtime-s", str(max_runtime_s)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT="):
-            self.stop()
-            raise BenchError(f"the fake server did not start (said {line!r})")
-        self.port = int(line.strip().removeprefix("PORT="))
-        self.root = f"http://{HOST}:{self.port}"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-# ------------------------------------------------------------------------------------------------
-# Variants. Each is built for one mode and returns the final text of one run; `after` (untimed)
-# runs after each run, `close` at the end.
-
-
-@dataclass
-class Variant:
-    name: str
-    run: Callable[[], Awaitable[str]]
-    after: Callable[[], Awaitable[None]] | None = None
-    close: Callable[[], Awaitable[None]] | None = None
-    wall_ms: list[float] = field(default_factory=list)
-    cpu_ms: list[float] = field(default_factory=list)
-
-
-def _exec_tool_calls(messages: list[dict[str, Any]], tool_calls: list[dict[str, Any]]) -> None:
-    calls = [{"id": tc["id"], "type": "function", "function": tc["function"]} for tc in tool_calls]
-    messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-    for tc in tool_calls:
-        result = add(**json.loads(tc["function"]["arguments"]))
-        messages.append({"role": "tool", "tool_call_id": tc["id"], "content": str(result)})
-
-
-def _first_messages() -> list[dict[str, Any]]:
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
-
-
-def _accumulate(calls: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
-    for tcd in delta.get("tool_calls") or ():
-        acc = calls.setdefault(
-            tcd["index"], {"id": None, "function": {"name": "", "arguments": ""}}
-        )
-        if tcd.get("id"):
-            acc["id"] = tcd["id"]
-        fn = tcd.get("function") or {}
-        if fn.get("name"):
-            acc["function"]["name"] += fn["name"]
-        if fn.get("arguments"):
-            acc["function"]["arguments"] += fn["arguments"]
-
-
-def raw_aiohttp(base_url: str, stream: bool) -> Variant:
-    """The floor: the identical requests on a raw aiohttp session (as shared/bench/peers)."""
-    session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0),
-        headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"},
-    )
-    url = base_url + "/chat/completions"
-    dumps, loads = json.dumps, json.loads
-
-    async def run_nonstream() -> str:
-        messages = _first_messages()
-        while True:
-            body = dumps({"model": MODEL, "messages": messages, "tools": TOOLS})
-            async with session.post(url, data=body) as r:
-                if r.status != 200:
-                    raise BenchError(f"HTTP {r.status}")
-                data = loads(await r.read())
-            msg = data["choices"][0]["message"]
-            if msg.get("tool_calls"):
-                _exec_tool_calls(messages, msg["tool_calls"])
-                continue
-            return str(msg["content"])
-
-    async def run_stream() -> str:
-        messages = _first_messages()
-        while True:
-            request = {"model": MODEL, "messages": messages, "tools": TOOLS, "stream": True}
-            request["stream_options"] = {"include_usage": True}
-            text: list[str] = []
-            calls: dict[int, dict[str, Any]] = {}
-            async with session.post(url, data=dumps(request)) as r:
-                if r.status != 200:
-                    raise BenchError(f"HTTP {r.status}")
-                async for line in r.content:  # SSE: one event per `data:` line
-                    if not line.startswith(b"data: "):
-                        continue
-                    payload = line[6:].strip()
-                    if payload == b"[DONE]":
-                        break
-                    choices = loads(payload).get("choices")
-                    if not choices:
-                        continue
-                    delta = choices[0].get("delta") or {}
-                    if delta.get("content"):
-                        text.append(delta["content"])
-                    _accumulate(calls, delta)
-            if calls:
-                _exec_tool_calls(messages, [calls[i] for i in sorted(calls)])
-                continue
-            return "".join(text)
-
-    return Variant(REFERENCE, run_stream if stream else run_nonstream, close=session.close)
+REFERENCE = RAW
 
 
 def raw_openai(base_url: str, stream: bool) -> Variant:
@@ -400,7 +91,7 @@ def raw_openai(base_url: str, stream: bool) -> Variant:
     client = openai.AsyncOpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
 
     async def run_nonstream() -> str:
-        messages = _first_messages()
+        messages = first_messages()
         while True:
             resp = await client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
             msg = resp.choices[0].message
@@ -412,12 +103,12 @@ def raw_openai(base_url: str, stream: bool) -> Variant:
                     }
                     for c in msg.tool_calls
                 ]
-                _exec_tool_calls(messages, calls)
+                exec_tool_calls(messages, calls)
                 continue
             return str(msg.content)
 
     async def run_stream() -> str:
-        messages = _first_messages()
+        messages = first_messages()
         while True:
             chunks = await client.chat.completions.create(
                 model=MODEL,
@@ -435,39 +126,13 @@ def raw_openai(base_url: str, stream: bool) -> Variant:
                 if delta.content:
                     text.append(delta.content)
                 if delta.tool_calls:
-                    _accumulate(calls, {"tool_calls": [d.model_dump() for d in delta.tool_calls]})
+                    accumulate(calls, {"tool_calls": [d.model_dump() for d in delta.tool_calls]})
             if calls:
-                _exec_tool_calls(messages, [calls[i] for i in sorted(calls)])
+                exec_tool_calls(messages, [calls[i] for i in sorted(calls)])
                 continue
             return "".join(text)
 
     return Variant("raw-openai", run_stream if stream else run_nonstream, close=client.close)
-
-
-def rxagent_variant(base_url: str, stream: bool, *, async_tool: bool = False) -> Variant:
-    """rxagent: `ReActAgent` + `OpenAIChatModel`, `await agent.call(...)`, a fresh session each."""
-    from rxagent import ReActAgent, tool
-    from rxagent.models import OpenAIChatModel
-
-    model = OpenAIChatModel(MODEL, base_url=base_url, api_key=API_KEY, max_retries=0, stream=stream)
-    fn = add_async if async_tool else add
-    agent = ReActAgent("bench", SYSTEM, model, tools=[tool(fn, name="add")])
-    ids = itertools.count()
-    last = ""
-
-    async def run() -> str:
-        nonlocal last
-        last = f"s{next(ids)}"
-        result = await agent.call(PROMPT, session_id=last)
-        if not result.ok:
-            raise BenchError(f"rxagent run failed: {result.error}")
-        return result.text
-
-    async def after() -> None:  # untimed: keep the store as small as the peers' state
-        await agent.store.delete(agent.name, last)
-
-    name = "rxagent-async-tool" if async_tool else "rxagent"
-    return Variant(name, run, after=after, close=model.aclose)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -617,117 +282,15 @@ PEER_PACKAGES = {
 # Measurement
 
 
-async def _server(session: aiohttp.ClientSession, root: str, reset: bool = False) -> Any:
-    if reset:
-        async with session.post(root + "/stats/reset") as r:
-            return await r.json()
-    async with session.get(root + "/stats") as r:
-        return await r.json()
-
-
-async def _checked(variant: Variant, k: int) -> tuple[float, float]:
-    """One run: (wall ms, CPU ms), after checking its text and its tool calls."""
-    calls = ToolCounter.calls
-    c0 = time.process_time_ns()
-    t0 = time.perf_counter_ns()
-    text = await variant.run()
-    wall = (time.perf_counter_ns() - t0) / 1e6
-    cpu = (time.process_time_ns() - c0) / 1e6
-    if "done" not in text:
-        raise BenchError(f"{variant.name}: unexpected final text {text!r}")
-    if ToolCounter.calls - calls != k:
-        raise BenchError(f"{variant.name}: {ToolCounter.calls - calls} tool calls, expected {k}")
-    if variant.after is not None:
-        await variant.after()
-    return wall, cpu
-
-
-def _pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
-
-
-def _summary(v: Variant, steps: int) -> dict[str, Any]:
-    med = statistics.median(v.wall_ms)
-    return {
-        "runs": len(v.wall_ms),
-        "run_ms_median": med,
-        "run_ms_p90": _pct(v.wall_ms, 0.9),
-        "step_us_median": med / steps * 1e3,
-        "step_us_p90": _pct(v.wall_ms, 0.9) / steps * 1e3,
-        "cpu_step_us_median": statistics.median(v.cpu_ms) / steps * 1e3,
-    }
-
-
-async def measure_phase(
-    builders: list[Callable[[str, bool], Variant]],
-    base_url: str,
-    root: str,
-    stream: bool,
-    args: argparse.Namespace,
-) -> dict[str, Any]:
-    """Blocks of `args.block` runs of each variant, in shuffled order per round of blocks."""
-    variants = [build(base_url, stream) for build in builders]
-    steps = args.k + 1
-    async with aiohttp.ClientSession() as control:
-        try:
-            for variant in variants:  # warm-up: connections, caches, lazy imports
-                for _ in range(args.warmup):
-                    await _checked(variant, args.k)
-            gc.collect()
-            await _server(control, root, reset=True)
-            tools0 = ToolCounter.calls
-            order = random.Random(args.seed)
-            shuffled = list(variants)
-            started = time.perf_counter()
-            done = 0
-            while done < args.n:
-                count = min(args.block, args.n - done)
-                order.shuffle(shuffled)
-                for variant in shuffled:
-                    for _ in range(count):
-                        wall, cpu = await _checked(variant, args.k)
-                        variant.wall_ms.append(wall)
-                        variant.cpu_ms.append(cpu)
-                done += count
-                gc.collect()  # between rounds of blocks, never inside a timed block
-            wall_s = time.perf_counter() - started
-            stats = await _server(control, root)
-        finally:
-            for variant in variants:
-                if variant.close is not None:
-                    await variant.close()
-    runs = args.n * len(variants)
-    verified = {
-        "requests": stats["requests"] == runs * steps,
-        "stream_requests": stats["stream_requests"] == (runs * steps if stream else 0),
-        "tool_calls": ToolCounter.calls - tools0 == runs * args.k,
-        "final_responses": stats["final_responses"] == runs,
-        "no_bad_requests": stats["bad_requests"] == 0 and stats["other_paths"] == 0,
-    }
-    results = {v.name: _summary(v, steps) for v in variants}
-    ref = results[REFERENCE]
-    for name, r in results.items():
-        if name != REFERENCE:
-            r["overhead_step_us"] = r["step_us_median"] - ref["step_us_median"]
-            r["cpu_overhead_step_us"] = r["cpu_step_us_median"] - ref["cpu_step_us_median"]
-            r["ratio"] = r["run_ms_median"] / ref["run_ms_median"]
-    return {
-        "variants": results,
-        "server_stats": stats,
-        "tool_calls": ToolCounter.calls - tools0,
-        "checks": verified,
-        "verified": all(verified.values()),
-        "phase_wall_s": wall_s,
-    }
-
-
 def _builders(args: argparse.Namespace) -> list[Callable[[str, bool], Variant]]:
+    hooks = args.hooks
     builders: list[Callable[[str, bool], Variant]] = [raw_aiohttp]
     if not args.no_rxagent:
-        builders.append(rxagent_variant)
+        builders.append(lambda url, stream: rxagent_variant(url, stream, hooks=hooks))
     if args.async_tool:
-        builders.append(lambda url, stream: rxagent_variant(url, stream, async_tool=True))
+        builders.append(
+            lambda url, stream: rxagent_variant(url, stream, hooks=hooks, async_tool=True)
+        )
     if args.openai_loop:
         builders.append(raw_openai)
     if args.framework:
@@ -739,10 +302,12 @@ async def measure_process(args: argparse.Namespace, port: int) -> dict[str, Any]
     """One process's measurement: every phase with every variant, interleaved."""
     root = f"http://{HOST}:{port}"
     out: dict[str, Any] = {"process": args.framework or "rxagent", "pid": os.getpid()}
-    for mode in args.modes:
-        out[mode] = await measure_phase(_builders(args), root + "/v1", root, mode == "stream", args)
-        if not out[mode]["verified"]:
-            raise BenchError(f"{mode}: checks failed: {out[mode]['checks']}")
+    out.update(await measure_round(_builders(args), root, settings_of(args), args.modes))
+    failed = {
+        phase: r["checks"] for phase, r in out.items() if isinstance(r, dict) and not r["verified"]
+    }
+    if failed:
+        raise BenchError(f"checks failed: {failed}")
     return out
 
 
@@ -762,20 +327,6 @@ def _versions(packages: list[str]) -> dict[str, str]:
     return out
 
 
-def _machine() -> dict[str, Any]:
-    cpu = platform.processor()
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
-        cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
-    return {
-        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "loadavg": os.getloadavg(),
-    }
-
-
 def run_peer(name: str, port: int, args: argparse.Namespace, round_no: int) -> dict[str, Any]:
     """One peer framework in its own process of the peers virtualenv, with the raw loop and
     rxagent interleaved beside it."""
@@ -784,7 +335,9 @@ def run_peer(name: str, port: int, args: argparse.Namespace, round_no: int) -> d
         cmd = [args.peers_python, str(Path(__file__).resolve()), "--framework", name]
         cmd += ["--port", str(port), "--json", str(out), "--seed", str(args.seed + round_no)]
         cmd += ["--n", str(args.n), "--warmup", str(args.warmup), "--block", str(args.block)]
-        cmd += ["--k", str(args.k), "--modes", ",".join(args.modes)]
+        cmd += ["--k", str(args.k), "--modes", ",".join(args.modes), "--hooks", str(args.hooks)]
+        cmd += ["--conc-m", str(args.conc_m), "--conc-batches", str(args.conc_batches)]
+        cmd += ["--latency-ms", f"{args.latency_ms:g}"]
         cmd += [flag for flag, on in _passed_flags(args) if on]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
         if proc.returncode != 0 or not out.exists():
@@ -926,11 +479,37 @@ def report(results: dict[str, Any]) -> str:
         f"checks: {sum(checks)}/{len(checks)} phases verified (text, tool calls, requests)"
     )
     lines += _goal(rows["summary"], modes)
+    if any("concurrency" in p for p in done):
+        lines += ["", *_concurrency_table(done, settings)]
     return "\n".join(lines)
 
 
+def _concurrency_table(processes: list[dict[str, Any]], settings: dict[str, Any]) -> list[str]:
+    """Runs/s of each variant with M concurrent runs, and its ratio to the raw aiohttp loop's
+    batches in the same process (median over rounds [min..max])."""
+    cells: dict[str, dict[str, list[float]]] = {}
+    for proc in processes:
+        for name, r in proc.get("concurrency", {}).get("variants", {}).items():
+            cell = cells.setdefault(f"{proc['process']} process: {name}", {})
+            cell.setdefault("runs_per_s", []).append(r["runs_per_s"])
+            cell.setdefault("ratio", []).append(r.get("ratio", 1.0))
+    checks = [p["concurrency"]["verified"] for p in processes if "concurrency" in p]
+    return [
+        f"Concurrency: {settings['conc_m']} concurrent runs (asyncio.gather), non-streaming,"
+        f" {settings['latency_ms']:g} ms server latency per model call; {settings['conc_batches']}"
+        f" batch(es) per variant per round after a warm-up batch, alternating;"
+        f" {sum(checks)}/{len(checks)} phases verified",
+        "| variant | runs/s | x raw aiohttp runs/s |",
+        "|---|---:|---:|",
+        *(
+            f"| {row} | {_cell(c['runs_per_s'], '{:.1f}')} | {_cell(c['ratio'], '{:.2f}')} |"
+            for row, c in cells.items()
+        ),
+    ]
+
+
 def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
-    server = Server(args.k, args.chunks)
+    server = ServerProcess(args.k, args.chunks)
     processes: list[dict[str, Any]] = []
     try:
         for round_no in range(args.rounds):
@@ -954,7 +533,7 @@ def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
     for proc in processes:
         versions.update(proc.get("versions", {}))
     return {
-        "machine": _machine(),
+        "machine": machine(),
         "settings": {
             "k": args.k,
             "n": args.n,
@@ -964,6 +543,10 @@ def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
             "modes": args.modes,
             "chunks": args.chunks,
             "peers": args.peers,
+            "hooks": args.hooks,
+            "conc_m": args.conc_m,
+            "conc_batches": args.conc_batches,
+            "latency_ms": args.latency_ms,
         },
         "versions": versions,
         "rows": aggregate(processes, args.modes),
@@ -1003,6 +586,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--chunks", type=int, default=20, help="text chunks of a streamed answer")
     p.add_argument("--modes", default="nonstream,stream")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--hooks", type=int, default=5, help="rxagent's no-op hooks (see every event)")
+    p.add_argument("--conc-m", type=int, default=100, help="concurrent runs per batch")
+    p.add_argument(
+        "--conc-batches", type=int, default=3, help="timed concurrent batches (0: no phase)"
+    )
+    p.add_argument("--latency-ms", type=float, default=50.0, help="server latency per model call")
     p.add_argument("--quick", action="store_true", help="a smoke run with tiny counts")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument(
@@ -1016,12 +605,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--openai-loop", action="store_true", help="also run the raw openai loop")
     p.add_argument("--async-tool", action="store_true", help="also rxagent with an async tool")
     p.add_argument("--merge", nargs="+", metavar="JSON", help="report several --json results")
-    # internal: one peer process, the fake server
+    # internal: one peer process
     p.add_argument("--framework", choices=sorted(PEER_BUILDERS), help=argparse.SUPPRESS)
     p.add_argument("--no-rxagent", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--max-runtime-s", type=float, default=3600.0, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.modes = [m for m in args.modes.split(",") if m]
     if set(args.modes) - set(MODES):
@@ -1037,14 +624,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         )
     if args.quick:
         args.n, args.warmup, args.block, args.rounds = 20, 2, 5, 1
+        args.conc_m, args.conc_batches = 20, 1
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.serve:
-        asyncio.run(serve(args.k, args.chunks, args.max_runtime_s))
-        return 0
     if args.framework:  # one peer process, against the orchestrator's server
         result = asyncio.run(measure_process(args, args.port))
         result["versions"] = _versions(PEER_PACKAGES[args.framework])

@@ -13,6 +13,8 @@ rxagent sessions show ID [--name NAME] [--store URL] [--json]
 rxagent sessions delete ID [--name NAME] [--store URL]
 rxagent rag ingest PATH... [--kb PATH|URL] [--collection NAME] [--sparse-only]
 rxagent rag search "query" [-k 5] [--json] [--kb PATH|URL] [--collection NAME] [--sparse-only]
+rxagent bench [--quick] [--json FILE] [--n N] [--rounds R] [--conc-m M] [--conc-batches B]
+              [--latency-ms MS] [--import-reps R]
 ```
 
 `run` and `chat` talk to `--agent` (a `ReActAgent`, or a zero-argument factory of one), to an

@@ -10,6 +10,7 @@ import traceback
 from typing import TYPE_CHECKING
 
 from rxagent._version import __version__
+from rxagent.cli._bench import add_bench_parser
 from rxagent.cli._chat import add_chat_parser
 from rxagent.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from rxagent.cli._demo_command import add_demo_parser
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_serve_parser,
         add_sessions_parser,
         add_rag_parser,
+        add_bench_parser,
     ):
         add(commands, [debug])
     return parser
