@@ -10,21 +10,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.text import Text
-
 from rxagent.cli._common import EXIT_OK, utf8_safe
 from rxagent.errors import CliError
-from rxagent.rag import DEFAULT_PATH, SUFFIXES, KnowledgeBase, read_document
 
 if TYPE_CHECKING:
     import argparse
+
+    from rxagent.rag import KnowledgeBase
 
 __all__ = ["add_rag_parser"]
 
 KB_ENV: Final = "RXAGENT_KB"
 API_KEY_ENV: Final = "QDRANT_API_KEY"
+DEFAULT_KB: Final = ".rxagent/qdrant"
+"""Where `rxagent rag` keeps its knowledge base by default: `rxagent.rag.DEFAULT_PATH`."""
 _BATCH: Final = 16
 _CLIP: Final = 300
 
@@ -59,7 +58,7 @@ def add_rag_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> Non
             "--kb",
             metavar="PATH|URL",
             help=f"a local-mode folder or a Qdrant server URL (default: ${KB_ENV}, else "
-            f"{DEFAULT_PATH}); a server's API key comes from ${API_KEY_ENV}",
+            f"{DEFAULT_KB}); a server's API key comes from ${API_KEY_ENV}",
         )
         sub.add_argument("--collection", default="rxagent", help="the collection's name")
         sub.add_argument(
@@ -73,7 +72,9 @@ def add_rag_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> Non
 
 
 def _open(args: argparse.Namespace) -> KnowledgeBase:
-    location = args.kb or os.environ.get(KB_ENV) or DEFAULT_PATH
+    from rxagent.rag import KnowledgeBase  # the command's own: qdrant-client loads slowly
+
+    location = args.kb or os.environ.get(KB_ENV) or DEFAULT_KB
     extra: dict[str, Any] = {"embedder": None} if args.sparse_only else {}
     return KnowledgeBase(
         location, api_key=os.environ.get(API_KEY_ENV), collection=args.collection, **extra
@@ -82,6 +83,8 @@ def _open(args: argparse.Namespace) -> KnowledgeBase:
 
 def _files(paths: list[str]) -> list[Path]:
     """The readable files of `paths`, folders walked (hidden entries skipped), in order."""
+    from rxagent.rag import SUFFIXES
+
     found: list[Path] = []
     for given in paths:
         path = Path(given)
@@ -115,6 +118,11 @@ def _doc_id(path: Path) -> str:
 
 
 async def _ingest(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from rxagent.rag import read_document
+
     files = _files(args.paths)
     err = Console(file=utf8_safe(sys.stderr), highlight=False)
     added = skipped = chunks_before = 0
@@ -157,6 +165,9 @@ async def _ingest(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.text import Text
+
     if args.k < 1:
         raise CliError("-k must be at least 1")
     async with _open(args) as kb:
