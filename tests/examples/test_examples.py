@@ -36,6 +36,7 @@ EXPECTED: dict[str, str] = {
     "playground": "reply: Done: deployed 1.4.2.",
     "memory_agent": "recalled on Tuesday: - Ann wants bank refunds.",
     "property_test_hooks": "the promise held on 30 random scripts",
+    "quick_tools": "blocking=False: ran on 'MainThread'",
     "providers": "ollama:llama3.2              '2 + 3 = 5'  via /api/chat",
     "rag_agent": "needs no password. (source wifi.md)",
     "rx_operators": "tool calls: ['weather(Paris)', 'weather(Rome)']",
