@@ -18,8 +18,10 @@ rounds:
 
 The load client runs in this process (a third one), opens all connections at once and measures,
 per request, the time from sending it to the last byte. Reported: completed runs, p50/p99/max
-latency for both servers, the **added latency** (rxagent minus null at the same percentile) and the
-ratio rxagent/null. The checks: every run of every round completed with an ok PostCall, every
+latency for both servers, the **added latency** (rxagent minus null at the same percentile), the
+ratio rxagent/null, and the **server CPU per run**: the server process's CPU time (user + system,
+all threads, from `/proc/<pid>/stat`) over a round, divided by the round's runs (median of the
+rounds, with the range). The checks: every run of every round completed with an ok PostCall, every
 session is in the store afterwards with its four messages (no state lost), and the server's
 `/metrics` counted every run.
 """
@@ -148,15 +150,34 @@ async def _one_run(session: aiohttp.ClientSession, url: str) -> tuple[float, dic
     return elapsed, last
 
 
-async def _load(port: int, concurrency: int) -> dict[str, Any]:
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SETTLE_S = 0.2  # after the last byte, before reading the server's CPU (its last saves)
+
+
+def server_cpu_s(pid: int) -> float:
+    """CPU time (user + system, all threads) the process `pid` has used so far, in seconds.
+
+    Read from `/proc/<pid>/stat` (fields 14 and 15, `utime` and `stime`, in clock ticks: 10 ms
+    on Linux, so a round's total is exact to 10 ms).
+    """
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "; field 3 is fields[0]
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+async def _load(port: int, concurrency: int, pid: int) -> dict[str, Any]:
     url = f"http://{HOST}:{port}/v1/agents/{AGENT}/runs:stream"
     connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=120)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         await _one_run(session, url)  # warm up: imports, first connection
+        await asyncio.sleep(SETTLE_S)
+        cpu_started = server_cpu_s(pid)
         started = time.perf_counter()
         outcomes = await asyncio.gather(*(_one_run(session, url) for _ in range(concurrency)))
         wall = time.perf_counter() - started
+        await asyncio.sleep(SETTLE_S)
+        cpu = server_cpu_s(pid) - cpu_started
     latencies = sorted(o[0] for o in outcomes)
     post_calls = [o[1] for o in outcomes]
     ok = [p for p in post_calls if p is not None and p["result"]["ok"]]
@@ -165,6 +186,7 @@ async def _load(port: int, concurrency: int) -> dict[str, Any]:
         "completed": len(ok),
         "sessions": [p["result"]["session_id"] for p in ok],
         "wall_s": wall,
+        "server_cpu_s": cpu,
     }
 
 
@@ -255,8 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for _ in range(args.rounds):
             for kind in ("null", "rxagent"):
-                _, port = servers[kind]
-                results[kind].append(asyncio.run(_load(port, args.concurrency)))
+                process, port = servers[kind]
+                results[kind].append(asyncio.run(_load(port, args.concurrency, process.pid)))
             expected_runs += args.concurrency + 1
             sessions = results["rxagent"][-1]["sessions"]
             checks.append(asyncio.run(_check_rxagent(servers["rxagent"][1], sessions)))
@@ -285,6 +307,10 @@ def _report(
             "p99_ms": 1000 * _percentile(latencies, 0.99),
             "max_ms": 1000 * latencies[-1],
             "wall_s": statistics.median(r["wall_s"] for r in rounds),
+            # the server process's CPU over a round (user + system), per run: median of rounds
+            "cpu_per_run_ms": statistics.median(1000 * r["server_cpu_s"] / n for r in rounds),
+            "cpu_per_run_min_ms": min(1000 * r["server_cpu_s"] / n for r in rounds),
+            "cpu_per_run_max_ms": max(1000 * r["server_cpu_s"] / n for r in rounds),
         }
     rx, null = summary["rxagent"], summary["null"]
     verified = (
@@ -293,12 +319,16 @@ def _report(
         and checks[-1]["metrics_runs"] == expected_runs
     )
     print(f"server load: {n} concurrent SSE runs x {args.rounds} rounds, model 2 x 20 ms per run")
-    print(f"{'server':<10}{'completed':>10}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}{'wall s':>9}")
+    print(
+        f"{'server':<10}{'completed':>10}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}{'wall s':>9}"
+        f"{'CPU/run ms (range)':>24}"
+    )
     for kind in ("null", "rxagent"):
         s = summary[kind]
+        cpu_range = f"({s['cpu_per_run_min_ms']:.2f}-{s['cpu_per_run_max_ms']:.2f})"
         print(
             f"{kind:<10}{s['completed']:>10.0f}{s['p50_ms']:>10.1f}{s['p99_ms']:>10.1f}"
-            f"{s['max_ms']:>10.1f}{s['wall_s']:>9.2f}"
+            f"{s['max_ms']:>10.1f}{s['wall_s']:>9.2f}{s['cpu_per_run_ms']:>11.2f} {cpu_range:>12}"
         )
     added = {q: rx[f"{q}_ms"] - null[f"{q}_ms"] for q in ("p50", "p99")}
     ratio = {q: rx[f"{q}_ms"] / null[f"{q}_ms"] for q in ("p50", "p99")}
