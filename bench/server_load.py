@@ -195,10 +195,14 @@ def _percentile(values: list[float], q: float) -> float:
     return values[index]
 
 
-def _start_server(kind: str, store: str) -> tuple[subprocess.Popen[bytes], int]:
+def _start_server(
+    kind: str, store: str, pythonpath: str | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     port_file = tempfile.mktemp(prefix="rxagent-load-port-")
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind, "--store", store, "--port-file", port_file]
+        [sys.executable, __file__, "--serve", kind, "--store", store, "--port-file", port_file],
+        env=env,
     )
     deadline = time.monotonic() + 60
     while not os.path.exists(port_file) or not Path(port_file).read_text():
@@ -259,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="default 3")
     parser.add_argument("--quick", action="store_true", help="50 runs, one round (by default)")
     parser.add_argument("--json", dest="json_out")
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also serve rxagent imported from the source tree DIR (e.g. a checkout of main), "
+        "as `baseline`, in the same rounds: before and after side by side",
+    )
     args = parser.parse_args(argv)
     if args.serve:
         asyncio.run(_serve(args.serve, args.store, args.port_file))
@@ -270,25 +280,54 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
 
-    servers = {kind: _start_server(kind, args.store) for kind in ("rxagent", "null")}
-    results: dict[str, list[dict[str, Any]]] = {"rxagent": [], "null": []}
+    kinds = ("null", "rxagent", "baseline") if args.baseline else ("null", "rxagent")
+    servers: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
+    results: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
     checks: list[dict[str, Any]] = []
+    baseline_checks: list[dict[str, Any]] = []
     expected_runs = 0
     try:
-        for _ in range(args.rounds):
-            for kind in ("null", "rxagent"):
+        for kind in kinds:
+            served = "rxagent" if kind == "baseline" else kind
+            pythonpath = args.baseline if kind == "baseline" else None
+            servers[kind] = _start_server(served, args.store, pythonpath)
+        for round_ in range(args.rounds):
+            shift = round_ % len(kinds)  # each server goes first in turn
+            for kind in kinds[shift:] + kinds[:shift]:
                 process, port = servers[kind]
                 results[kind].append(asyncio.run(_load(port, args.concurrency, process.pid)))
             expected_runs += args.concurrency + 1
-            sessions = results["rxagent"][-1]["sessions"]
-            checks.append(asyncio.run(_check_rxagent(servers["rxagent"][1], sessions)))
+            for kind, kept in (("rxagent", checks), ("baseline", baseline_checks)):
+                if kind in servers:
+                    sessions = results[kind][-1]["sessions"]
+                    kept.append(asyncio.run(_check_rxagent(servers[kind][1], sessions)))
     finally:
         for process, _ in servers.values():
             _stop_server(process)
     report = _report(args, results, checks, expected_runs)
+    if baseline_checks:
+        report["baseline_checks"] = baseline_checks
+        report["verified"] = report["verified"] and _verified(
+            args, results["baseline"], baseline_checks, expected_runs
+        )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, indent=2))
     return 0 if report["verified"] else 1
+
+
+def _verified(
+    args: argparse.Namespace,
+    rounds: list[dict[str, Any]],
+    checks: list[dict[str, Any]],
+    expected_runs: int,
+) -> bool:
+    """Every run of every round completed, every session is stored whole, /metrics counted all."""
+    n = args.concurrency
+    return (
+        sum(r["completed"] for r in rounds) == n * args.rounds
+        and all(c["sessions_complete"] == c["sessions_checked"] == n for c in checks)
+        and checks[-1]["metrics_runs"] == expected_runs
+    )
 
 
 def _report(
@@ -301,6 +340,7 @@ def _report(
     summary: dict[str, dict[str, float]] = {}
     for kind, rounds in results.items():
         latencies = sorted(x for r in rounds for x in r["latencies"])
+        cpu = [1000 * r["server_cpu_s"] / n for r in rounds]
         summary[kind] = {
             "completed": sum(r["completed"] for r in rounds),
             "p50_ms": 1000 * _percentile(latencies, 0.50),
@@ -308,22 +348,20 @@ def _report(
             "max_ms": 1000 * latencies[-1],
             "wall_s": statistics.median(r["wall_s"] for r in rounds),
             # the server process's CPU over a round (user + system), per run: median of rounds
-            "cpu_per_run_ms": statistics.median(1000 * r["server_cpu_s"] / n for r in rounds),
-            "cpu_per_run_min_ms": min(1000 * r["server_cpu_s"] / n for r in rounds),
-            "cpu_per_run_max_ms": max(1000 * r["server_cpu_s"] / n for r in rounds),
+            "cpu_per_run_ms": statistics.median(cpu),
+            "cpu_per_run_min_ms": min(cpu),
+            "cpu_per_run_max_ms": max(cpu),
         }
     rx, null = summary["rxagent"], summary["null"]
-    verified = (
-        rx["completed"] == null["completed"] == n * args.rounds
-        and all(c["sessions_complete"] == c["sessions_checked"] == n for c in checks)
-        and checks[-1]["metrics_runs"] == expected_runs
+    verified = null["completed"] == n * args.rounds and _verified(
+        args, results["rxagent"], checks, expected_runs
     )
     print(f"server load: {n} concurrent SSE runs x {args.rounds} rounds, model 2 x 20 ms per run")
     print(
         f"{'server':<10}{'completed':>10}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}{'wall s':>9}"
         f"{'CPU/run ms (range)':>24}"
     )
-    for kind in ("null", "rxagent"):
+    for kind in summary:
         s = summary[kind]
         cpu_range = f"({s['cpu_per_run_min_ms']:.2f}-{s['cpu_per_run_max_ms']:.2f})"
         print(
@@ -336,12 +374,7 @@ def _report(
         f"added latency: p50 {added['p50']:+.1f} ms, p99 {added['p99']:+.1f} ms; "
         f"ratio rxagent/null: p50 {ratio['p50']:.2f}x, p99 {ratio['p99']:.2f}x"
     )
-    print(
-        f"checks: sessions stored with 4 messages {[c['sessions_complete'] for c in checks]}, "
-        f"metrics runs {checks[-1]['metrics_runs']:.0f}/{expected_runs}: "
-        f"{'ok' if verified else 'FAILED'}"
-    )
-    return {
+    report: dict[str, Any] = {
         "settings": {"concurrency": n, "rounds": args.rounds, "store": args.store},
         "summary": summary,
         "added_ms": added,
@@ -349,6 +382,21 @@ def _report(
         "checks": checks,
         "verified": verified,
     }
+    if "baseline" in summary:
+        base = summary["baseline"]
+        report["baseline_ratio"] = {q: base[f"{q}_ms"] / null[f"{q}_ms"] for q in ("p50", "p99")}
+        report["cpu_vs_baseline"] = rx["cpu_per_run_ms"] / base["cpu_per_run_ms"]
+        print(
+            f"baseline ({args.baseline}): ratio baseline/null p99 "
+            f"{report['baseline_ratio']['p99']:.2f}x; server CPU per run rxagent/baseline "
+            f"{report['cpu_vs_baseline']:.2f}x"
+        )
+    print(
+        f"checks: sessions stored with 4 messages {[c['sessions_complete'] for c in checks]}, "
+        f"metrics runs {checks[-1]['metrics_runs']:.0f}/{expected_runs}: "
+        f"{'ok' if verified else 'FAILED'}"
+    )
+    return report
 
 
 if __name__ == "__main__":
