@@ -11,8 +11,9 @@ every run is the model's.
 Two servers, each in its own process, are measured against the same load client, in alternating
 rounds:
 
-- **rxagent**: `create_app(agent, store=SQLiteStore(...))`, the real thing: auth off, sessions
-  persisted, leases, metrics, checkpoints.
+- **rxagent**: `create_app(agent, store=SQLiteStore(...))` served by `rxagent.server.serve`, the
+  real thing (as `run_server` and `rxagent serve` do): auth off, sessions persisted, leases,
+  metrics, checkpoints, log redaction, the start-up heap frozen for the garbage collector.
 - **null**: an aiohttp server that waits the same 2 x 20 ms and answers with the bytes of a
   recorded rxagent stream for the same run: the floor (the HTTP stack, the client, the machine).
 
@@ -68,6 +69,9 @@ def _build_agent(store: Any) -> Any:
         return a + b
 
     async def model(messages: Any, tools: Any, options: Any) -> Any:
+        # A FunctionModel records every request it gets (for tests); a real model keeps none,
+        # and 1,500 runs of records would grow the heap that the server's GC walks.
+        del model_.requests[:-1]
         await asyncio.sleep(MODEL_LATENCY_S)
         if messages[-1].role == "user":
             return tool_call("add", a=2, b=3)
@@ -94,7 +98,9 @@ async def _serve(kind: str, store_kind: str, port_file: str) -> None:
     from aiohttp import web
 
     if kind == "rxagent":
-        from rxagent.server import ServerConfig, create_app
+        import inspect
+
+        from rxagent.server import ServerConfig, create_app, serve
         from rxagent.state import InMemoryStore, SQLiteStore
 
         folder = tempfile.mkdtemp(prefix="rxagent-load-")
@@ -104,6 +110,17 @@ async def _serve(kind: str, store_kind: str, port_file: str) -> None:
             else InMemoryStore()
         )
         app = create_app(_build_agent(store), config=ServerConfig(max_runs_per_key=100_000))
+        if "backlog" in inspect.signature(serve).parameters:  # `rxagent serve`'s own path
+            await serve(
+                app,
+                host=HOST,
+                port=0,
+                print_url=False,
+                on_listening=lambda url: Path(port_file).write_text(url.rsplit(":", 1)[1]),
+                backlog=4096,
+            )
+            return
+        # an older tree (--baseline): its serve() has no backlog, so serve the app plainly
     else:
         body = await _recorded_stream()
 
