@@ -1,7 +1,9 @@
 """Server load: many concurrent SSE runs against one rxagent server process.
 
 Run: `python bench/server_load.py` (500 concurrent runs, 3 rounds, about 30 s), `--quick` for a
-smoke run, `--concurrency N`, `--rounds R`, `--store sqlite|memory`, `--json FILE`.
+smoke run, `--concurrency N`, `--rounds R`, `--store sqlite|memory`, `--json FILE`, and
+`--baseline DIR` to serve a second rxagent, imported from the source tree DIR (a checkout of
+main, say), in the same rounds: before and after side by side on a machine whose load changes.
 
 Each run is `POST /v1/agents/bench/runs:stream` with `session_id: null` (a fresh session), read
 to the end of its SSE stream. The agent's model is a `FunctionModel` with 20 ms of latency per
