@@ -70,6 +70,11 @@ def test_server_load_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path
     assert results["verified"]
     assert results["summary"]["rxagent"]["completed"] == 20
     assert results["checks"][0]["sessions_complete"] == 20
+    for kind in ("rxagent", "null"):  # each server's own CPU over the round was read
+        summary = results["summary"][kind]
+        assert summary["cpu_per_run_min_ms"] <= summary["cpu_per_run_ms"]
+        assert summary["cpu_per_run_ms"] <= summary["cpu_per_run_max_ms"]
+    assert results["summary"]["rxagent"]["cpu_per_run_ms"] > 0
     assert "added latency" in capsys.readouterr().out
 
 

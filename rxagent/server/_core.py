@@ -271,7 +271,8 @@ class ServerContext(SessionLookup):
         self._active[token] = active
         self._runs_by_key[key] += 1
         self._idle.clear()
-        self.metrics.active.labels(agent=agent.name).inc()
+        active_runs = self.metrics.child(self.metrics.active, agent.name)
+        active_runs.inc()
         try:
             yield active
         finally:
@@ -279,7 +280,7 @@ class ServerContext(SessionLookup):
             self._runs_by_key[key] -= 1
             if self._runs_by_key[key] <= 0:
                 del self._runs_by_key[key]
-            self.metrics.active.labels(agent=agent.name).dec()
+            active_runs.dec()
             if not self._active:
                 self._idle.set()
 

@@ -64,6 +64,7 @@ class ServerMetrics:
 
     def __init__(self) -> None:
         self._other_tools: set[str] = set()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         prom = _prometheus()
         self.registry = prom.CollectorRegistry(auto_describe=True)
         self._generate_latest = prom.generate_latest
@@ -109,6 +110,18 @@ class ServerMetrics:
             buckets=_LATENCY_BUCKETS, registry=reg,
         )  # fmt: skip
 
+    def child(self, metric: Any, *labels: str) -> Any:
+        """`metric.labels(*labels)`, looked up once per label values (a run needs about a dozen).
+
+        A series is still created at its first use, as `labels()` does, so `/metrics` lists
+        the same series; only the lookup (a lock and the label checks) is not repeated.
+        """
+        key = (id(metric), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
+
     def tool_label(self, name: str, own: Container[str]) -> str:
         """The `tool` label of a call of `name` by an agent whose own tools are `own`."""
         if name in own or name in self._other_tools:
@@ -120,16 +133,18 @@ class ServerMetrics:
 
     def api_error(self, code: str, status: int) -> None:
         """Count one error answer."""
-        self.api_errors.labels(code=code, status=str(status)).inc()
+        self.child(self.api_errors, code, str(status)).inc()
 
     def finished(self, agent: str, result: AgentResult[Any] | None, seconds: float) -> None:
         """Count a finished run: outcome, latency, tokens and cost (`result=None`: cancelled)."""
-        self.runs.labels(agent=agent, outcome=outcome_of(result)).inc()
-        self.run_seconds.labels(agent=agent).observe(seconds)
+        child = self.child
+        child(self.runs, agent, outcome_of(result)).inc()
+        child(self.run_seconds, agent).observe(seconds)
         if result is not None:
-            self.tokens.labels(agent=agent, direction="input").inc(result.usage.input_tokens)
-            self.tokens.labels(agent=agent, direction="output").inc(result.usage.output_tokens)
-            self.cost.labels(agent=agent).inc(result.usage.cost)
+            usage = result.usage
+            child(self.tokens, agent, "input").inc(usage.input_tokens)
+            child(self.tokens, agent, "output").inc(usage.output_tokens)
+            child(self.cost, agent).inc(usage.cost)
 
     def render(self) -> bytes:
         """The registry in the Prometheus text format."""
@@ -180,15 +195,15 @@ class RunObserver:
         if kind is PreReasoningEvent:
             self._model_started = time.perf_counter()
         elif kind is _PostReasoning:
-            metrics.steps.labels(agent=agent).inc()
+            metrics.child(metrics.steps, agent).inc()
             if self._model_started is not None:
                 elapsed = time.perf_counter() - self._model_started
-                metrics.model_seconds.labels(agent=agent).observe(elapsed)
+                metrics.child(metrics.model_seconds, agent).observe(elapsed)
                 self._model_started = None
         elif isinstance(event, PostActingEvent):
             tool = metrics.tool_label(event.tool_call.name, self._tools)
-            metrics.tool_calls.labels(agent=agent, tool=tool).inc()
+            metrics.child(metrics.tool_calls, agent, tool).inc()
         elif isinstance(event, ErrorEvent):
-            metrics.errors.labels(agent=agent, code=str(event.code)).inc()
+            metrics.child(metrics.errors, agent, str(event.code)).inc()
         elif isinstance(event, PostCallEvent) and len(event.path) <= 1:
             self.result = event.result

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 __all__ = ["Batches", "Heartbeat", "RunEvents"]
 
 _BUFFER: Final = 64
+_EARLY: Final = 0.001  # a timer may run this much before its time (the loop's clock resolution)
 
 
 @final
@@ -25,6 +26,16 @@ class _End:
 
 
 @final
+class _KeepAlive:
+    """Put in the queue by the keep-alive timer to wake a `batch` that waited long enough."""
+
+    __slots__ = ()
+
+
+_KEEPALIVE: Final = _KeepAlive()
+
+
+@final
 class RunEvents(AsyncIterator["AgentEvent"]):
     """Iterate a run's events; waiting on it may be cancelled without harming the run.
 
@@ -34,7 +45,19 @@ class RunEvents(AsyncIterator["AgentEvent"]):
     still going (the agent then saves consistent state) and waits for the pump to end.
     """
 
-    __slots__ = ("_ahead", "_done", "_error", "_observe", "_queue", "_source", "_task")
+    __slots__ = (
+        "_ahead",
+        "_deadline",
+        "_done",
+        "_error",
+        "_loop",
+        "_observe",
+        "_queue",
+        "_source",
+        "_task",
+        "_timer",
+        "_waiting",
+    )
 
     def __init__(
         self,
@@ -43,11 +66,17 @@ class RunEvents(AsyncIterator["AgentEvent"]):
     ) -> None:
         self._source = source
         self._observe = observe
-        self._queue: asyncio.Queue[BaseEvent | _End] = asyncio.Queue(_BUFFER)
+        self._queue: asyncio.Queue[BaseEvent | _End | _KeepAlive] = asyncio.Queue(_BUFFER)
         self._ahead: list[BaseEvent] = []  # read already, returned before the queue's
         self._done = False
         self._error: BaseException | None = None  # what ended the events, once a batch saw it
-        self._task = asyncio.get_running_loop().create_task(self._pump())
+        # The keep-alive moments of `batch`: one timer per run, armed for the earliest deadline
+        # and moved on lazily, instead of a timeout (a timer armed and cancelled) per wait.
+        self._waiting = False  # a batch waits on the queue
+        self._deadline = 0.0  # when the waiting batch returns [] (loop time)
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._pump())
 
     async def _pump(self) -> None:
         source = self._source
@@ -72,7 +101,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         Raises:
             SessionBusyError: When the session has a run here or in another process.
         """
-        item = await self._queue.get()
+        item = await self._next()
         if isinstance(item, _End):
             self._done = True
             if item.error is not None:
@@ -81,6 +110,13 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         self._ahead.append(item)
         return item
 
+    async def _next(self) -> BaseEvent | _End:
+        """The next item of the queue, past a keep-alive left by a batch that was cancelled."""
+        item = await self._queue.get()
+        while item is _KEEPALIVE:
+            item = await self._queue.get()
+        return item  # type: ignore[return-value]
+
     async def read_ahead(self, more: Callable[[BaseEvent], bool]) -> list[BaseEvent]:
         """Read events while `more(event)` holds, and the first one for which it does not.
 
@@ -88,7 +124,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         event read ahead so far, oldest first.
         """
         while not self._done:
-            if self._take(await self._queue.get(), self._ahead):  # type: ignore[arg-type]
+            if self._take(await self._next(), self._ahead):  # type: ignore[arg-type]
                 break
             if not more(self._ahead[-1]):
                 break
@@ -103,7 +139,7 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         if self._done:
             self._ended()
             raise StopAsyncIteration
-        item = await self._queue.get()
+        item = await self._next()
         if isinstance(item, _End):
             self._done = True
             if item.error is not None:
@@ -131,11 +167,18 @@ class RunEvents(AsyncIterator["AgentEvent"]):
             return out or None
         queue = self._queue
         if not out and queue.empty():
+            deadline = self._loop.time() + interval
+            self._deadline = deadline
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = self._loop.call_at(deadline, self._keepalive)
+            self._waiting = True
             try:
-                async with asyncio.timeout(interval):
-                    item = await queue.get()
-            except TimeoutError:
-                return out
+                item = await queue.get()
+            finally:
+                self._waiting = False
             if self._take(item, out):
                 if not out:
                     self._ended()
@@ -145,8 +188,25 @@ class RunEvents(AsyncIterator["AgentEvent"]):
                 break
         return out
 
-    def _take(self, item: BaseEvent | _End, out: list[AgentEvent]) -> bool:
+    def _keepalive(self) -> None:
+        """The timer: wake a batch that has waited `interval` with `[]`, or move the timer on.
+
+        The waiting batch's deadline may be later than the timer (the wait began after it was
+        armed): the timer is then armed again for that deadline. A batch that is not waiting
+        (its events are being written) arms the timer again when it next waits.
+        """
+        self._timer = None
+        if not self._waiting or self._done:
+            return
+        if self._loop.time() + _EARLY < self._deadline:
+            self._timer = self._loop.call_at(self._deadline, self._keepalive)
+        elif self._queue.empty():  # an event in the queue is on its way to the batch instead
+            self._queue.put_nowait(_KEEPALIVE)
+
+    def _take(self, item: BaseEvent | _End | _KeepAlive, out: list[AgentEvent]) -> bool:
         """Append an event to `out`; at the end, mark it done (keeping its error): True."""
+        if item is _KEEPALIVE:  # the waiting batch's keep-alive moment: nothing to add
+            return False
         if isinstance(item, _End):
             self._done = True
             self._error = item.error
@@ -168,6 +228,9 @@ class RunEvents(AsyncIterator["AgentEvent"]):
     async def aclose(self) -> None:
         """Cancel the run if it is still going and wait until the pump has ended."""
         self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         task = self._task
         if not task.done():
             task.cancel()

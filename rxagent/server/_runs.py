@@ -37,6 +37,16 @@ KEEPALIVE_FRAME: Final = b": keep-alive\n\n"
 """An SSE comment: clients ignore it; it keeps proxies from closing an idle stream."""
 
 
+class _SSEResponse(web.StreamResponse):
+    """A `StreamResponse` whose headers go out with its first frames, in one socket write.
+
+    The route prepares it once the run's first event is there already, so waiting for the
+    first write delays nothing; it saves a write (a system call and a TCP segment) per stream.
+    """
+
+    _send_headers_immediately = False
+
+
 def sse_frame(event: BaseEvent) -> bytes:
     """One SSE frame: `event: <type>` and `data: <EVENT_ADAPTER JSON>` (one line).
 
@@ -98,7 +108,7 @@ async def stream_events(
     Call it inside the block that opened the run: returning early (the client left) leaves the
     block, which cancels the run.
     """
-    response = web.StreamResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
+    response = _SSEResponse(headers={**SSE_HEADERS, "X-Session-Id": handle.session_id})
     await response.prepare(request)
     last: BaseEvent | None = None
     try:

@@ -49,15 +49,19 @@ class SessionLookup:
         """Return `(session_id, state)`: the caller's session, created (owned) if new.
 
         `state` is the session's saved state, loaded once here; None when it was just created.
+        A new session (`session_id=None`) gets a random id of 128 bits and is created at once,
+        without a load first: one store call instead of two.
 
         Raises:
             ApiError: 404 `session_not_found` when another key owns the session.
         """
+        fresh = session_id is None  # an id of our own: nobody has it, so nothing to load
         if session_id is None:
             session_id = uuid.uuid4().hex
         store = agent.store
         for _ in range(3):
-            stored = await store.load(agent.name, session_id)
+            stored = None if fresh else await store.load(agent.name, session_id)
+            fresh = False  # should the create below find it taken after all, look it up
             if stored is not None:
                 if owner_of(stored.state) != key_of(principal):
                     raise no_session(session_id)
