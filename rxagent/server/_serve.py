@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -118,13 +117,6 @@ async def serve(
     the kernel queues before the server accepts them (raise it for bursts of hundreds of new
     connections; the system's `somaxconn` caps it).
 
-    Once the app has started, what it built (imported modules, schemas, the agents: some 60,000
-    objects) is moved out of the garbage collector's reach with `gc.freeze()` until the server
-    stops: those objects live as long as the server, and a full collection, which a busy server
-    runs every few hundred runs, then walks only the objects made since. A frozen object is
-    still freed when its last reference goes; only a reference cycle among frozen objects waits
-    until the server stops.
-
     Example:
         ```python
         import asyncio
@@ -157,14 +149,10 @@ async def serve(
     runner = AppRunner(
         app, handler_cancellation=True, shutdown_timeout=timeout, keepalive_timeout=idle
     )
-    frozen = False
     try:
         await runner.setup()  # a store that is down fails here: what opened is closed below
         site = web.TCPSite(runner, host, port, backlog=backlog)
         await site.start()
-        gc.collect()  # the start-up garbage goes first; what is left lives as long as the server
-        gc.freeze()
-        frozen = True
         url = f"http://{host}:{runner.addresses[0][1]}"
         if print_url:
             sys.stdout.write(f"rxagent server listening on {url}\n{describe(app, url)}")
@@ -181,8 +169,6 @@ async def serve(
                     sys.stdout.write(stopped(ctx))
                     sys.stdout.flush()
         finally:
-            if frozen:
-                gc.unfreeze()
             redaction.remove()
             for signum in installed:
                 loop.remove_signal_handler(signum)
