@@ -27,6 +27,8 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, model_validator
 
+from rxagent._fast import trusted
+
 __all__ = [
     "Block",
     "FrozenDict",
@@ -247,16 +249,22 @@ class Msg(_Frozen):
             assert Msg.user("hi").role == "user"
             ```
         """
+        if type(content) is str and not kwargs and cls is Msg:  # nothing to validate
+            return trusted(Msg, role="user", content=content)
         return cls(role="user", content=_content(content), **kwargs)
 
     @classmethod
     def assistant(cls, content: str | Iterable[Block], **kwargs: Any) -> Msg:
         """Build an assistant message."""
+        if type(content) is str and not kwargs and cls is Msg:
+            return trusted(Msg, role="assistant", content=content)
         return cls(role="assistant", content=_content(content), **kwargs)
 
     @classmethod
     def system(cls, content: str, **kwargs: Any) -> Msg:
         """Build a system message."""
+        if type(content) is str and not kwargs and cls is Msg:
+            return trusted(Msg, role="system", content=content)
         return cls(role="system", content=content, **kwargs)
 
     @classmethod

@@ -6,6 +6,8 @@ import copy
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from rxagent import ImageBlock, Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -121,3 +123,13 @@ def test_model_options_merge_and_usage_add():
         output_tokens=3, requests=1
     )
     assert total == Usage(input_tokens=1, output_tokens=3, cache_read_tokens=2, requests=2)
+
+
+@given(text=st.text(), role=st.sampled_from(["user", "assistant", "system"]))
+def test_the_text_constructors_build_what_validation_builds(text: str, role: str) -> None:
+    made = getattr(Msg, role)(text)
+    validated = Msg(role=role, content=text)
+    assert made.model_dump(exclude={"id"}) == validated.model_dump(exclude={"id"})
+    assert Msg.model_validate_json(made.model_dump_json()) == made
+    assert len(made.id) == 32
+    assert made.id != getattr(Msg, role)(text).id

@@ -51,6 +51,9 @@ __all__ = ["Checkpoint", "Run"]
 
 logger: Final = logging.getLogger("rxagent.agent")
 
+_NEW_SESSION: Final = AgentState()
+"""The state of a session that has none saved yet, shared by every run that starts one."""
+
 Checkpoint = Literal["before_reasoning", "chunk", "before_acting", "after_tool"]
 """Where a run noticed an interrupt (`InterruptedEvent.checkpoint`)."""
 
@@ -164,7 +167,7 @@ class Run:
         self.outcome = Outcome()
         self.approvals = Approvals()
         # the session, as loaded and as it grows
-        self.state = AgentState()
+        self.state = _NEW_SESSION  # frozen: replaced, never changed in place
         self.version = 0
         self.memory: list[Msg] = []
         self.memory_start = 0  # where this run's messages begin
