@@ -42,6 +42,7 @@ import sys
 import tracemalloc
 from typing import TYPE_CHECKING, Any
 
+import rxagent
 from rxagent import ReActAgent
 from rxagent.testing import FunctionModel
 
@@ -200,7 +201,11 @@ def _spawn(kind: str, size: int, traced: bool) -> dict[str, Any]:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, str(size)]
     if traced:
         cmd.append("--traced")
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # the child measures the rxagent this process imported
+    root = os.path.dirname(os.path.dirname(os.path.abspath(rxagent.__file__)))
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, PYTHONPATH=path)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{kind} {size} failed:\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
