@@ -83,3 +83,4 @@ __all__ = [
 
 _EXPORTS, _ = read_exports(__file__)
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+del TYPE_CHECKING, lazy_exports, read_exports  # the namespace holds the exports only
