@@ -21,7 +21,7 @@ _MISSING: Final[Any] = object()
 class _Template:
     """Per model class: every field in order with its plain default (or a marker)."""
 
-    __slots__ = ("defaults", "factories", "fields_set", "plain", "required")
+    __slots__ = ("defaults", "factories", "fields_set", "plain", "required", "shared")
 
     def __init__(self, cls: type[BaseModel]) -> None:
         self.defaults: dict[str, Any] = {}
@@ -35,7 +35,11 @@ class _Template:
                 self.required.append(name)
             else:
                 self.defaults[name] = info.default
-        self.fields_set = frozenset(cls.model_fields)
+        self.fields_set = set(cls.model_fields)
+        # A frozen model's fields set is never changed in place (pydantic copies it first, in
+        # `model_copy` and `copy`), so its instances share one: a set per object is about 40%
+        # of what a stored message holds.
+        self.shared = bool(cls.model_config.get("frozen"))
         self.plain = {k: v for k, v in self.defaults.items() if v is not _MISSING}
 
 
@@ -59,7 +63,8 @@ def construct(cls: type[M], data: dict[str, Any]) -> M:
     template = _template(cls)
     obj = _new(cls)
     _set(obj, "__dict__", data)
-    _set(obj, "__pydantic_fields_set__", set(template.fields_set))
+    fields_set = template.fields_set
+    _set(obj, "__pydantic_fields_set__", fields_set if template.shared else set(fields_set))
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
     return obj

@@ -175,3 +175,28 @@ def test_parts_benchmark_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path
     }
     assert all(r["rxagent_us"] > 0 and r["by_hand_us"] > 0 for r in results.values())
     assert "| thread hop (sync tool call) |" in capsys.readouterr().out
+
+
+def test_sessions_memory_benchmark_is_flat(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    module = load_bench("sessions_memory")
+    out = tmp_path / "memory.json"
+    assert module.main(["--quick", "--json", str(out)]) == 0
+    assert "flat (ratios <= 1.5, nothing left): yes" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    small, large = results["idle"]
+    assert (small["n"], large["n"]) == (200, 2_000)
+    # bytes per idle session do not grow with the number of sessions
+    assert large["traced_per_session"] <= 1.5 * small["traced_per_session"]
+    assert 0 < large["traced_per_session"] < 4_000
+    # an idle session keeps nothing in the agent's run registry or the store's leases
+    assert large["bookkeeping"] == {
+        "tails": 0,
+        "running": 0,
+        "background": 0,
+        "leases": 0,
+        "states": 2_001,
+    }
+    few, many = results["active"]
+    assert many["traced_per_run"] <= 1.5 * few["traced_per_run"]
+    # what finished runs leave behind is tables that do not shrink, far less than a run
+    assert many["traced_left_per_run"] < 0.1 * many["traced_per_run"]

@@ -38,7 +38,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import threading
@@ -196,6 +195,8 @@ def resolve(spec: str, **kwargs: Any) -> ChatModel:
     builtin = _BUILTIN.get(prefix)
     if builtin is None:
         known = providers()
+        import difflib  # only for this message: not imported by every run
+
         close = difflib.get_close_matches(prefix.lower(), known, n=1, cutoff=0.7)
         guess = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigurationError(

@@ -34,28 +34,35 @@ Example:
     ```
 """
 
-from rxagent.output._partial import PartialJSON as PartialJSON
-from rxagent.output._partial_type import NO_PARTIAL as NO_PARTIAL
-from rxagent.output._partial_type import PartialOutput as PartialOutput
-from rxagent.output._partial_type import partial_type as partial_type
-from rxagent.output._plan import FINAL_ANSWER_TOOL as FINAL_ANSWER_TOOL
-from rxagent.output._plan import OUTPUT_STRATEGIES as OUTPUT_STRATEGIES
-from rxagent.output._plan import REPAIR_METADATA as REPAIR_METADATA
-from rxagent.output._plan import RESPONSE_FORMAT_HEADER as RESPONSE_FORMAT_HEADER
-from rxagent.output._plan import OutputPlan as OutputPlan
-from rxagent.output._plan import OutputStrategy as OutputStrategy
-from rxagent.output._read import OutputFailure as OutputFailure
-from rxagent.output._read import OutputReader as OutputReader
-from rxagent.output._read import ParsedOutput as ParsedOutput
-from rxagent.output._read import decode_answer as decode_answer
-from rxagent.output._resolve import resolve_output as resolve_output
-from rxagent.output._schema import WRAPPED_VALUE_KEY as WRAPPED_VALUE_KEY
-from rxagent.output._schema import ProviderSchema as ProviderSchema
-from rxagent.output._schema import gemini_schema as gemini_schema
-from rxagent.output._schema import json_schema_for as json_schema_for
-from rxagent.output._schema import object_root as object_root
-from rxagent.output._schema import openai_strict_schema as openai_strict_schema
-from rxagent.output._stream import OutputStream as OutputStream
+from typing import TYPE_CHECKING
+
+from rxagent._lazy import lazy_exports, read_exports
+
+# imported on first use (`rxagent._lazy`): a run imports only the parts it uses
+if TYPE_CHECKING:
+    from rxagent.output._partial import PartialJSON as PartialJSON
+    from rxagent.output._partial_type import NO_PARTIAL as NO_PARTIAL
+    from rxagent.output._partial_type import PartialOutput as PartialOutput
+    from rxagent.output._partial_type import partial_type as partial_type
+    from rxagent.output._plan import FINAL_ANSWER_TOOL as FINAL_ANSWER_TOOL
+    from rxagent.output._plan import OUTPUT_STRATEGIES as OUTPUT_STRATEGIES
+    from rxagent.output._plan import REPAIR_METADATA as REPAIR_METADATA
+    from rxagent.output._plan import RESPONSE_FORMAT_HEADER as RESPONSE_FORMAT_HEADER
+    from rxagent.output._plan import OutputPlan as OutputPlan
+    from rxagent.output._plan import OutputStrategy as OutputStrategy
+    from rxagent.output._read import OutputFailure as OutputFailure
+    from rxagent.output._read import OutputReader as OutputReader
+    from rxagent.output._read import ParsedOutput as ParsedOutput
+    from rxagent.output._read import decode_answer as decode_answer
+    from rxagent.output._resolve import resolve_output as resolve_output
+    from rxagent.output._schema import WRAPPED_VALUE_KEY as WRAPPED_VALUE_KEY
+    from rxagent.output._schema import ProviderSchema as ProviderSchema
+    from rxagent.output._schema import gemini_schema as gemini_schema
+    from rxagent.output._schema import json_schema_for as json_schema_for
+    from rxagent.output._schema import object_root as object_root
+    from rxagent.output._schema import openai_strict_schema as openai_strict_schema
+    from rxagent.output._stream import OutputStream as OutputStream
+
 
 __all__ = [
     "FINAL_ANSWER_TOOL",
@@ -81,3 +88,7 @@ __all__ = [
     "partial_type",
     "resolve_output",
 ]
+
+_EXPORTS, _ = read_exports(__file__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+del TYPE_CHECKING, lazy_exports, read_exports  # the namespace holds the exports only

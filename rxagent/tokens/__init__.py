@@ -31,10 +31,17 @@ Example:
     ```
 """
 
-from rxagent.tokens._counter import TokenCounter as TokenCounter
-from rxagent.tokens._counter import counter_for as counter_for
-from rxagent.tokens._encodings import CountingMethod as CountingMethod
-from rxagent.tokens._estimate import estimate_tokens as estimate_tokens
+from typing import TYPE_CHECKING
+
+from rxagent._lazy import lazy_exports, read_exports
+
+# imported on first use (`rxagent._lazy`): a run imports only the parts it uses
+if TYPE_CHECKING:
+    from rxagent.tokens._counter import TokenCounter as TokenCounter
+    from rxagent.tokens._counter import counter_for as counter_for
+    from rxagent.tokens._encodings import CountingMethod as CountingMethod
+    from rxagent.tokens._estimate import estimate_tokens as estimate_tokens
+
 
 __all__ = [
     "CountingMethod",
@@ -42,3 +49,7 @@ __all__ = [
     "counter_for",
     "estimate_tokens",
 ]
+
+_EXPORTS, _ = read_exports(__file__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+del TYPE_CHECKING, lazy_exports, read_exports  # the namespace holds the exports only
