@@ -21,7 +21,15 @@ _MISSING: Final[Any] = object()
 class _Template:
     """Per model class: every field in order with its plain default (or a marker)."""
 
-    __slots__ = ("defaults", "factories", "fields_set", "plain", "required", "shared")
+    __slots__ = (
+        "defaults",
+        "factories",
+        "fields_set",
+        "plain",
+        "required",
+        "required_set",
+        "shared",
+    )
 
     def __init__(self, cls: type[BaseModel]) -> None:
         self.defaults: dict[str, Any] = {}
@@ -35,6 +43,7 @@ class _Template:
                 self.required.append(name)
             else:
                 self.defaults[name] = info.default
+        self.required_set = frozenset(self.required)
         self.fields_set = set(cls.model_fields)
         # A frozen model's fields set is never changed in place (pydantic copies it first, in
         # `model_copy` and `copy`), so its instances share one: a set per object is about 40%
@@ -60,7 +69,7 @@ def plain_defaults(cls: type[BaseModel]) -> dict[str, Any]:
 
 def construct(cls: type[M], data: dict[str, Any]) -> M:
     """Make a `cls` whose fields are exactly `data` (every field present, values trusted)."""
-    template = _template(cls)
+    template = _TEMPLATES.get(cls) or _template(cls)
     obj = _new(cls)
     _set(obj, "__dict__", data)
     fields_set = template.fields_set
@@ -76,13 +85,19 @@ def trusted(cls: type[M], /, **fields: Any) -> M:
     Missing fields take their defaults. Only for values the framework made itself: nothing is
     checked, which is what makes it several times faster than validated construction.
     """
-    template = _template(cls)
+    template = _TEMPLATES.get(cls) or _template(cls)
     data = template.defaults.copy()  # keeps the field order
     data.update(fields)
     for name, factory in template.factories:
         if name not in fields:
             data[name] = factory()
-    for name in template.required:
-        if name not in fields:
-            raise TypeError(f"{cls.__name__}: missing required field {name!r}")
-    return construct(cls, data)
+    if not fields.keys() >= template.required_set:
+        missing = next(name for name in template.required if name not in fields)
+        raise TypeError(f"{cls.__name__}: missing required field {missing!r}")
+    obj = _new(cls)  # what `construct` does, without a second lookup of the template
+    _set(obj, "__dict__", data)
+    fields_set = template.fields_set
+    _set(obj, "__pydantic_fields_set__", fields_set if template.shared else set(fields_set))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
