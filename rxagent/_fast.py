@@ -69,7 +69,10 @@ def plain_defaults(cls: type[BaseModel]) -> dict[str, Any]:
 
 def construct(cls: type[M], data: dict[str, Any]) -> M:
     """Make a `cls` whose fields are exactly `data` (every field present, values trusted)."""
-    template = _TEMPLATES.get(cls) or _template(cls)
+    return _build(cls, _TEMPLATES.get(cls) or _template(cls), data)
+
+
+def _build(cls: type[M], template: _Template, data: dict[str, Any]) -> M:
     obj = _new(cls)
     _set(obj, "__dict__", data)
     fields_set = template.fields_set
@@ -94,10 +97,4 @@ def trusted(cls: type[M], /, **fields: Any) -> M:
     if not fields.keys() >= template.required_set:
         missing = next(name for name in template.required if name not in fields)
         raise TypeError(f"{cls.__name__}: missing required field {missing!r}")
-    obj = _new(cls)  # what `construct` does, without a second lookup of the template
-    _set(obj, "__dict__", data)
-    fields_set = template.fields_set
-    _set(obj, "__pydantic_fields_set__", fields_set if template.shared else set(fields_set))
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
-    return obj
+    return _build(cls, template, data)
