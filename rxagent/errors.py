@@ -27,6 +27,7 @@ RxAgentError
 ├── ApiError                          an HTTP error answer of the server (rxagent.server)
 ├── CliError                          what the `rxagent` command reports in one line (rxagent.cli)
 ├── EventProtocolError                events that break the event protocol (rxagent.testing)
+├── BenchError                        a benchmark run or phase failed its checks (`rxagent bench`)
 └── AgentRunError                     a run failure; `AgentResult.raise_for_error()` raises these
     ├── RateLimitedError              RATE_LIMITED
     ├── RunTimeoutError               TIMEOUT
@@ -76,6 +77,7 @@ __all__ = [
     "ApiError",
     "ApprovalError",
     "AuthenticationError",
+    "BenchError",
     "CliError",
     "ConcurrentModificationError",
     "ConfigurationError",
@@ -478,6 +480,22 @@ class CliError(RxAgentError):
     def __init__(self, message: str, *, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class BenchError(RxAgentError, RuntimeError):
+    """A benchmark run or phase failed its checks, or its fake server did not start.
+
+    `rxagent bench` and `bench/http_overhead.py` check every run they time (its final text, its
+    tool calls, the server's request counters); a run that fails them raises this, so a figure
+    is never reported for work that was not done.
+
+    Example:
+        ```python
+        from rxagent.errors import BenchError
+
+        assert issubclass(BenchError, RuntimeError)
+        ```
+    """
 
 
 class EventProtocolError(RxAgentError, AssertionError):

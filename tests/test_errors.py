@@ -89,6 +89,7 @@ def test_no_module_but_errors_defines_a_public_exception(name: str):
         ("rxagent.state._control_pg", "ControlMessageTooLargeError"),
         ("rxagent.tools.mcp", "MCPConnectionError"),
         ("rxagent.cli._common", "CliError"),
+        ("rxagent.testing._overhead", "BenchError"),
         ("rxagent.testing", "ScriptExhaustedError"),
         ("rxagent.testing._models", "ScriptExhaustedError"),
         ("rxagent.testing", "EventProtocolError"),
@@ -105,6 +106,7 @@ def test_exceptions_keep_their_earlier_import_paths(module: str, name: str):
 
 def test_moved_exceptions_keep_their_builtin_bases():
     assert issubclass(errors.EventProtocolError, AssertionError)
+    assert issubclass(errors.BenchError, RuntimeError)
     assert issubclass(errors.MCPConnectionError, ConnectionError)
     assert issubclass(errors.UnsupportedSchemaError, ValueError)
     assert issubclass(errors.ConnectionLostError, errors.StoreUnavailableError)

@@ -89,6 +89,11 @@ class RunEvents(AsyncIterator["AgentEvent"]):
         else:
             await self._queue.put(_End(None))
         finally:
+            # the end is queued: no keep-alive is needed, and a pending timer would keep this
+            # object (and through `_source`, the finished run) alive until it was due
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             aclose: Any = getattr(source, "aclose", None)
             if aclose is not None:  # disposes the run when the pump was cancelled mid-way
                 await aclose()

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from rxagent.errors import BenchError
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
@@ -81,10 +83,6 @@ IMPORTS = {
     RAW: "import aiohttp",
     RXAGENT: "from rxagent import ReActAgent, tool; from rxagent.models import OpenAIChatModel",
 }
-
-
-class BenchError(RuntimeError):
-    """A run or a phase failed its checks, or the fake server did not start."""
 
 
 class ToolCounter:

@@ -105,3 +105,14 @@ async def test_a_keepalive_left_by_a_cancelled_batch_is_never_an_event():
     gate.set()
     assert [getattr(e, "name", e.type) async for e in events] == ["e0"]
     await events.aclose()
+
+
+async def test_a_finished_run_leaves_no_keepalive_timer_behind():
+    """The timer holds the pump (and what it read); once the run's end is queued, it goes."""
+    events = RunEvents(_paced([0.0, 0.05]), lambda e: None)
+    seen: list[str] = []
+    while (batch := await events.batch(30.0)) is not None:  # the first wait arms a 30 s timer
+        seen += _names(batch)
+    assert seen == ["e0", "e1"]
+    assert events._timer is None  # cancelled when the end was queued, not left for 30 s
+    await events.aclose()
