@@ -382,6 +382,14 @@ async def soak(runs: int, concurrency: int, samples: int, trace: bool) -> tuple[
                         tracemalloc.start(10)
                         snapshot = tracemalloc.take_snapshot()
             elapsed = time.perf_counter() - started
+            # What finishes just after the last run (a connection's close, a timer that fires)
+            # may hold a run for a moment: sample the end again while it settles, up to 3 s. A
+            # leak does not settle, so the check still catches it.
+            for _ in range(15):
+                if result.samples[-1].held == result.samples[0].held:
+                    break
+                await asyncio.sleep(0.2)
+                result.samples[-1] = await _sample(runs, agent, model, app)
         grown = None
         if snapshot is not None:
             gc.collect()
