@@ -6,6 +6,8 @@ import asyncio
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from reactivex import abc
+
 from rxagent.events import BaseEvent, PostCallEvent
 
 if TYPE_CHECKING:
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
 
     from rxagent.result import AgentResult
 
-__all__ = ["bounded_events", "final_result", "optional_result"]
+__all__ = ["ResultObserver", "bounded_events", "final_result", "optional_result"]
 
 
 async def bounded_events(
@@ -80,23 +82,35 @@ async def final_result(observable: Observable[BaseEvent]) -> AgentResult[Any]:
 
 async def optional_result(observable: Observable[BaseEvent]) -> AgentResult[Any] | None:
     """`final_result`, or None when the observable completes without a run (a recorded decision)."""
-    done: asyncio.Future[AgentResult[Any] | None] = asyncio.get_running_loop().create_future()
-    last: list[AgentResult[Any]] = []
-
-    def on_next(event: BaseEvent) -> None:
-        if type(event) is PostCallEvent:
-            last.append(event.result)
-
-    def on_error(exc: Exception) -> None:
-        if not done.done():
-            done.set_exception(exc)
-
-    def on_completed() -> None:
-        if not done.done():
-            done.set_result(last[-1] if last else None)
-
-    subscription = observable.subscribe(on_next, on_error, on_completed)
+    observer = ResultObserver(asyncio.get_running_loop().create_future())
+    subscription = observable.subscribe(observer)
     try:
-        return await done
+        return await observer.done
     finally:
         subscription.dispose()
+
+
+class ResultObserver(abc.ObserverBase[BaseEvent]):
+    """Keeps the result of a run's PostCall and resolves `done` when the run is over.
+
+    `done` gets the result, None when the run completed without a PostCall (a recorded
+    decision that started no run), or the error that arrived instead.
+    """
+
+    __slots__ = ("done", "result")
+
+    def __init__(self, done: asyncio.Future[AgentResult[Any] | None]) -> None:
+        self.done = done
+        self.result: AgentResult[Any] | None = None
+
+    def on_next(self, value: BaseEvent) -> None:
+        if type(value) is PostCallEvent:
+            self.result = value.result
+
+    def on_error(self, error: Exception) -> None:
+        if not self.done.done():
+            self.done.set_exception(error)
+
+    def on_completed(self) -> None:
+        if not self.done.done():
+            self.done.set_result(self.result)

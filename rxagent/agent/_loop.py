@@ -37,6 +37,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from rxagent.agent._acting import act
+from rxagent.agent._consume import ResultObserver
 from rxagent.agent._guarding import offered_tools, reject_input, screen_input, screen_reply
 from rxagent.agent._intercepting import reason_intercepted
 from rxagent.agent._output import check_answer, final_output, read_reply, record_failure
@@ -95,33 +96,10 @@ def run_observable(make_run: Callable[[], Run]) -> Observable[BaseEvent]:
         except Exception as exc:  # a run that cannot start: bad input, busy session
             observer.on_error(exc)
             return Disposable()
-        run.events.observer = observer
-        run.task = run.ctx.loop.create_task(run_loop(run), context=run.pyctx)
+        _launch(run, observer)
         return Disposable(run.dispose)
 
     return Observable(subscribe)
-
-
-class _ResultObserver(abc.ObserverBase[BaseEvent]):
-    """Keeps the result of the run's PostCall and resolves `done` when the run is over."""
-
-    __slots__ = ("done", "result")
-
-    def __init__(self, done: asyncio.Future[AgentResult[Any] | None]) -> None:
-        self.done = done
-        self.result: AgentResult[Any] | None = None
-
-    def on_next(self, value: BaseEvent) -> None:
-        if type(value) is PostCallEvent:
-            self.result = value.result
-
-    def on_error(self, error: Exception) -> None:
-        if not self.done.done():
-            self.done.set_exception(error)
-
-    def on_completed(self) -> None:
-        if not self.done.done():
-            self.done.set_result(self.result)
 
 
 async def run_to_result(make_run: Callable[[], Run]) -> AgentResult[Any] | None:
@@ -136,13 +114,18 @@ async def run_to_result(make_run: Callable[[], Run]) -> AgentResult[Any] | None:
         SessionBusyError: As `make_run`, or when the session is taken elsewhere.
     """
     run = make_run()
-    observer = _ResultObserver(run.ctx.loop.create_future())
-    run.events.observer = observer
-    run.task = run.ctx.loop.create_task(run_loop(run), context=run.pyctx)
+    observer = ResultObserver(run.ctx.loop.create_future())
+    _launch(run, observer)
     try:
         return await observer.done
     finally:
         run.dispose()
+
+
+def _launch(run: Run, observer: abc.ObserverBase[BaseEvent]) -> None:
+    """Give the run its subscriber and start its loop on a task of its own."""
+    run.events.observer = observer
+    run.task = run.ctx.loop.create_task(run_loop(run), context=run.pyctx)
 
 
 async def run_loop(run: Run) -> None:
