@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from rxagent.errors import NoActiveRunError
 from rxagent.events import ActingChunkEvent, BaseEvent
 from rxagent.messages import Msg, ToolUseBlock, new_id
-from rxagent.models.base import ChatModel, ModelOptions, Usage
+from rxagent.models.base import ZERO_USAGE, ChatModel, ModelOptions, Usage
 
 if TYPE_CHECKING:
     import asyncio
@@ -193,7 +193,6 @@ def _is_subclass(candidate: object, key: type[Any]) -> bool:
 
 
 _NOBODY: Final = Principal()
-_NO_USAGE: Final = Usage()
 
 
 class RunEngine(Protocol):
@@ -315,7 +314,7 @@ class RunContext:
         self.output_plan = output_plan
         self.principal = principal if principal is not None else _NOBODY
         self.step = 0
-        self.usage = _NO_USAGE  # frozen: shared until the first model call adds to it
+        self.usage = ZERO_USAGE  # frozen: shared until the first model call adds to it
         self.tools_used: list[str] = []
         self.started_at = time.perf_counter()
         self.loop = loop

@@ -47,6 +47,11 @@ __all__ = [
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
+def _plain(cls: type[Msg], content: object, kwargs: dict[str, Any]) -> bool:
+    """Whether `Msg.<role>(content)` is plain text and nothing else: nothing to validate."""
+    return type(content) is str and not kwargs and cls is Msg
+
+
 def new_id() -> str:
     """Return a new random id (32 hex characters)."""
     return os.urandom(16).hex()
@@ -259,21 +264,21 @@ class Msg(_Frozen):
             assert Msg.user("hi").role == "user"
             ```
         """
-        if type(content) is str and not kwargs and cls is Msg:  # nothing to validate
+        if _plain(cls, content, kwargs):
             return trusted(Msg, role="user", content=content)
         return cls(role="user", content=_content(content), **kwargs)
 
     @classmethod
     def assistant(cls, content: str | Iterable[Block], **kwargs: Any) -> Msg:
         """Build an assistant message."""
-        if type(content) is str and not kwargs and cls is Msg:
+        if _plain(cls, content, kwargs):
             return trusted(Msg, role="assistant", content=content)
         return cls(role="assistant", content=_content(content), **kwargs)
 
     @classmethod
     def system(cls, content: str, **kwargs: Any) -> Msg:
         """Build a system message."""
-        if type(content) is str and not kwargs and cls is Msg:
+        if _plain(cls, content, kwargs):
             return trusted(Msg, role="system", content=content)
         return cls(role="system", content=content, **kwargs)
 

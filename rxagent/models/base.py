@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
 
 __all__ = [
+    "ZERO_USAGE",
     "Capabilities",
     "ChatModel",
     "FinishDelta",
@@ -111,9 +112,9 @@ class Usage(_Frozen):
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        if not other.requests and other == _NO_USAGE:  # adding nothing: this one, as it is
+        if not other.requests and other == ZERO_USAGE:  # adding nothing: this one, as it is
             return self
-        if not self.requests and self == _NO_USAGE:
+        if not self.requests and self == ZERO_USAGE:
             return other
         return trusted(
             Usage,
@@ -126,8 +127,8 @@ class Usage(_Frozen):
         )
 
 
-_NO_USAGE: Final = Usage()
-"""The zero usage, shared (frozen): where counting starts."""
+ZERO_USAGE: Final = Usage()
+"""The zero usage, one shared frozen object: where a run's and a response's counting starts."""
 
 
 class ToolSchema(_Frozen):
@@ -359,7 +360,7 @@ class ResponseBuilder:
         self._positions: dict[_BlockKey, int] = {}
         self._blocks: list[list[Any]] = []  # [kind, text-or-args, id, name, signature]
         self._id_factory = id_factory
-        self.usage = _NO_USAGE
+        self.usage = ZERO_USAGE
         self.finish_reason: str | None = None
 
     def _slot(self, kind: str, index: int) -> tuple[int, list[Any]]:
